@@ -1,0 +1,368 @@
+//! The cluster copy the runtime keeps between cycles (the "mirror"): nodes, pods, PodGroups,
+//! Queues and PriorityClasses, changed only through [`Delta`]s, with names interned and
+//! scheduling constraints compiled once on arrival. Sessions are built from it each cycle.
+//!
+//! It refuses I/O and Kubernetes types: the runtime converts objects into [`crate::model`]
+//! types first.
+
+pub mod compile;
+
+use crate::intern::{Interner, Sym};
+use crate::model::*;
+use crate::resource::{Resource, ResourceNames};
+use compile::{CLabels, CPod, CTaint};
+use std::collections::BTreeMap;
+
+/// Stable id of a node slot in the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+/// Stable id of a pod slot in the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PodId(pub u32);
+/// Stable id of a PodGroup slot in the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PodGroupId(pub u32);
+
+/// One change to the cluster copy. Upserts replace the whole object.
+#[derive(Clone, Debug)]
+pub enum Delta {
+    /// A node was added or changed.
+    Node(NodeSpec),
+    /// A node was deleted (by name).
+    NodeDeleted(String),
+    /// A pod was added or changed.
+    Pod(PodSpec),
+    /// A pod was deleted.
+    PodDeleted {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// A PodGroup was added or changed.
+    PodGroup(PodGroupSpec),
+    /// A PodGroup was deleted.
+    PodGroupDeleted {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// A Queue was added or changed.
+    Queue(QueueSpec),
+    /// A Queue was deleted (by name).
+    QueueDeleted(String),
+    /// A PriorityClass was added or changed.
+    PriorityClass(PriorityClassSpec),
+    /// A PriorityClass was deleted (by name).
+    PriorityClassDeleted(String),
+}
+
+/// An object the cluster refused, with the object and field named.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClusterError {
+    /// A resource list names more resources than [`crate::limits::MAX_RESOURCE_DIMS`].
+    #[error("{kind} {name}: field {field}: too many distinct resource names; dropped {dropped:?}")]
+    TooManyResources {
+        /// Kind of the object.
+        kind: &'static str,
+        /// `ns/name` or name.
+        name: String,
+        /// Field path.
+        field: &'static str,
+        /// Resource names dropped.
+        dropped: Vec<String>,
+    },
+    /// A field holds a value the scheduler cannot use.
+    #[error("{kind} {name}: field {field}: {message}")]
+    Invalid {
+        /// Kind of the object.
+        kind: &'static str,
+        /// `ns/name` or name.
+        name: String,
+        /// Field path.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A node in the cluster copy.
+#[derive(Clone, Debug)]
+pub struct NodeRec {
+    /// The node as converted.
+    pub spec: NodeSpec,
+    /// Interned name.
+    pub name: Sym,
+    /// Interned labels.
+    pub labels: CLabels,
+    /// Interned taints.
+    pub taints: Box<[CTaint]>,
+    /// Allocatable as a vector.
+    pub allocatable: Resource,
+}
+
+/// A pod in the cluster copy.
+#[derive(Clone, Debug)]
+pub struct PodRec {
+    /// The pod as converted.
+    pub spec: PodSpec,
+    /// Compiled constraints.
+    pub c: CPod,
+    /// Resreq vector.
+    pub resreq: Resource,
+    /// InitResreq vector.
+    pub init_resreq: Resource,
+    /// Bumped on every change (incremental session builds).
+    pub generation: u64,
+}
+
+/// A PodGroup in the cluster copy.
+#[derive(Clone, Debug)]
+pub struct PodGroupRec {
+    /// The PodGroup as converted.
+    pub spec: PodGroupSpec,
+    /// `minResources` as a vector.
+    pub min_resources: Option<Resource>,
+}
+
+/// A Queue in the cluster copy.
+#[derive(Clone, Debug)]
+pub struct QueueRec {
+    /// The Queue as converted.
+    pub spec: QueueSpec,
+    /// `spec.capability` (None when empty).
+    pub capability: Option<Resource>,
+    /// `spec.guarantee.resource`.
+    pub guarantee: Resource,
+    /// `spec.deserved`.
+    pub deserved: Option<Resource>,
+}
+
+/// The long-lived cluster copy.
+#[derive(Debug, Default, Clone)]
+pub struct Cluster {
+    /// Interned strings shared with every session.
+    pub names: Interner,
+    /// Resource dimensions.
+    pub resources: ResourceNames,
+    nodes: Vec<Option<NodeRec>>,
+    node_index: BTreeMap<String, NodeId>,
+    free_nodes: Vec<u32>,
+    pods: Vec<Option<PodRec>>,
+    pod_index: BTreeMap<(String, String), PodId>,
+    free_pods: Vec<u32>,
+    groups: Vec<Option<PodGroupRec>>,
+    group_index: BTreeMap<(String, String), PodGroupId>,
+    free_groups: Vec<u32>,
+    queues: BTreeMap<String, QueueRec>,
+    priority_classes: BTreeMap<String, PriorityClassSpec>,
+    generation: u64,
+}
+
+fn slot<T>(v: &mut Vec<Option<T>>, free: &mut Vec<u32>, x: T) -> u32 {
+    if let Some(i) = free.pop() {
+        v[i as usize] = Some(x);
+        i
+    } else {
+        v.push(Some(x));
+        (v.len() - 1) as u32
+    }
+}
+
+impl Cluster {
+    /// An empty cluster.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn resource(&mut self, kind: &'static str, name: &str, field: &'static str, l: &crate::resource::ResourceList) -> Result<Resource, ClusterError> {
+        let (r, dropped) = self.resources.resource(l);
+        if dropped.is_empty() {
+            Ok(r)
+        } else {
+            Err(ClusterError::TooManyResources { kind, name: name.to_string(), field, dropped })
+        }
+    }
+
+    /// Applies one change. On error the object is not stored (an older version, if any, stays).
+    pub fn apply(&mut self, d: Delta) -> Result<(), ClusterError> {
+        self.generation += 1;
+        match d {
+            Delta::Node(n) => {
+                let allocatable = self.resource("Node", &n.name, "status.allocatable", &n.allocatable)?;
+                let rec = NodeRec {
+                    name: self.names.intern(&n.name),
+                    labels: compile::labels(&mut self.names, &n.labels),
+                    taints: n
+                        .taints
+                        .iter()
+                        .map(|t| CTaint { key: self.names.intern(&t.key), value: self.names.intern(&t.value), effect: t.effect })
+                        .collect(),
+                    allocatable,
+                    spec: n,
+                };
+                match self.node_index.get(&rec.spec.name) {
+                    Some(id) => self.nodes[id.0 as usize] = Some(rec),
+                    None => {
+                        let name = rec.spec.name.clone();
+                        let id = slot(&mut self.nodes, &mut self.free_nodes, rec);
+                        self.node_index.insert(name, NodeId(id));
+                    }
+                }
+            }
+            Delta::NodeDeleted(name) => {
+                if let Some(id) = self.node_index.remove(&name) {
+                    self.nodes[id.0 as usize] = None;
+                    self.free_nodes.push(id.0);
+                }
+            }
+            Delta::Pod(p) => {
+                let key = format!("{}/{}", p.namespace, p.name);
+                let resreq = self.resource("Pod", &key, "spec.containers[].resources.requests", &p.resreq)?;
+                let init_resreq = self.resource("Pod", &key, "spec.initContainers[].resources.requests", &p.init_resreq)?;
+                let rec = PodRec { c: compile::pod(&mut self.names, &p), resreq, init_resreq, generation: self.generation, spec: p };
+                let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
+                match self.pod_index.get(&k) {
+                    Some(id) => self.pods[id.0 as usize] = Some(rec),
+                    None => {
+                        let id = slot(&mut self.pods, &mut self.free_pods, rec);
+                        self.pod_index.insert(k, PodId(id));
+                    }
+                }
+            }
+            Delta::PodDeleted { namespace, name } => {
+                if let Some(id) = self.pod_index.remove(&(namespace, name)) {
+                    self.pods[id.0 as usize] = None;
+                    self.free_pods.push(id.0);
+                }
+            }
+            Delta::PodGroup(g) => {
+                let key = format!("{}/{}", g.namespace, g.name);
+                if g.min_member < 0 {
+                    return Err(ClusterError::Invalid {
+                        kind: "PodGroup",
+                        name: key,
+                        field: "spec.minMember",
+                        message: format!("must be >= 0, got {}", g.min_member),
+                    });
+                }
+                let min_resources = match &g.min_resources {
+                    Some(l) => Some(self.resource("PodGroup", &key, "spec.minResources", l)?),
+                    None => None,
+                };
+                let rec = PodGroupRec { spec: g, min_resources };
+                let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
+                match self.group_index.get(&k) {
+                    Some(id) => self.groups[id.0 as usize] = Some(rec),
+                    None => {
+                        let id = slot(&mut self.groups, &mut self.free_groups, rec);
+                        self.group_index.insert(k, PodGroupId(id));
+                    }
+                }
+            }
+            Delta::PodGroupDeleted { namespace, name } => {
+                if let Some(id) = self.group_index.remove(&(namespace, name)) {
+                    self.groups[id.0 as usize] = None;
+                    self.free_groups.push(id.0);
+                }
+            }
+            Delta::Queue(q) => {
+                let capability = if q.capability.is_empty() {
+                    None
+                } else {
+                    Some(self.resource("Queue", &q.name, "spec.capability", &q.capability)?)
+                };
+                let guarantee = self.resource("Queue", &q.name, "spec.guarantee.resource", &q.guarantee)?;
+                let deserved = if q.deserved.is_empty() { None } else { Some(self.resource("Queue", &q.name, "spec.deserved", &q.deserved)?) };
+                self.queues.insert(q.name.clone(), QueueRec { spec: q, capability, guarantee, deserved });
+            }
+            Delta::QueueDeleted(name) => {
+                self.queues.remove(&name);
+            }
+            Delta::PriorityClass(pc) => {
+                self.priority_classes.insert(pc.name.clone(), pc);
+            }
+            Delta::PriorityClassDeleted(name) => {
+                self.priority_classes.remove(&name);
+            }
+        }
+        Ok(())
+    }
+
+    /// Nodes in name order.
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &NodeRec)> + '_ {
+        self.node_index.values().map(|&id| (id, self.nodes[id.0 as usize].as_ref().expect("indexed node slot is filled")))
+    }
+
+    /// Pods in `namespace/name` order.
+    pub fn pods(&self) -> impl Iterator<Item = (PodId, &PodRec)> + '_ {
+        self.pod_index.values().map(|&id| (id, self.pods[id.0 as usize].as_ref().expect("indexed pod slot is filled")))
+    }
+
+    /// PodGroups in `namespace/name` order.
+    pub fn pod_groups(&self) -> impl Iterator<Item = (PodGroupId, &PodGroupRec)> + '_ {
+        self.group_index.values().map(|&id| (id, self.groups[id.0 as usize].as_ref().expect("indexed group slot is filled")))
+    }
+
+    /// Queues in name order.
+    pub fn queues(&self) -> impl Iterator<Item = &QueueRec> + '_ {
+        self.queues.values()
+    }
+
+    /// A queue by name.
+    pub fn queue(&self, name: &str) -> Option<&QueueRec> {
+        self.queues.get(name)
+    }
+
+    /// A node by id.
+    pub fn node(&self, id: NodeId) -> Option<&NodeRec> {
+        self.nodes.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// A node id by name.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.node_index.get(name).copied()
+    }
+
+    /// A pod by id.
+    pub fn pod(&self, id: PodId) -> Option<&PodRec> {
+        self.pods.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// A pod id by namespace and name.
+    pub fn pod_id(&self, namespace: &str, name: &str) -> Option<PodId> {
+        self.pod_index.get(&(namespace.to_string(), name.to_string())).copied()
+    }
+
+    /// A PodGroup by id.
+    pub fn pod_group(&self, id: PodGroupId) -> Option<&PodGroupRec> {
+        self.groups.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// A PodGroup id by namespace and name.
+    pub fn pod_group_id(&self, namespace: &str, name: &str) -> Option<PodGroupId> {
+        self.group_index.get(&(namespace.to_string(), name.to_string())).copied()
+    }
+
+    /// PriorityClasses by name.
+    pub fn priority_class(&self, name: &str) -> Option<&PriorityClassSpec> {
+        self.priority_classes.get(name)
+    }
+
+    /// The global default PriorityClass value, if one is marked `globalDefault` (the highest
+    /// value wins when several are, as the admission plugin does).
+    pub fn global_default_priority(&self) -> Option<i32> {
+        self.priority_classes.values().filter(|p| p.global_default).map(|p| p.value).max()
+    }
+
+    /// Bumped on every applied delta.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Counts (nodes, pods, podgroups, queues).
+    pub fn counts(&self) -> (usize, usize, usize, usize) {
+        (self.node_index.len(), self.pod_index.len(), self.group_index.len(), self.queues.len())
+    }
+}

@@ -1,0 +1,27 @@
+//! `basalt-core`: the scheduling core of Basalt, a Volcano-compatible batch scheduler.
+//!
+//! Owns the cluster copy ([`cluster::Cluster`]), the per-cycle [`session::Session`] built in a
+//! `bumpalo` arena as struct-of-arrays tables, the Volcano plugins and actions, the scheduler
+//! configuration ([`conf`]) and the plain-data [`decision::Decisions`] a cycle returns.
+//!
+//! It refuses I/O, async code, clocks and Kubernetes types: the runtime converts Kubernetes
+//! objects into [`model`] types and applies decisions. Same input and seed give the same
+//! decisions.
+
+pub mod actions;
+pub mod cluster;
+pub mod conf;
+pub mod decision;
+pub mod intern;
+pub mod limits;
+pub mod model;
+pub mod plugins;
+pub mod resource;
+pub mod rng;
+pub mod scheduler;
+pub mod session;
+
+pub use cluster::{Cluster, Delta};
+pub use conf::SchedulerConf;
+pub use decision::Decisions;
+pub use scheduler::{run_cycle, CycleOptions};

@@ -1,0 +1,275 @@
+use super::affinity::{Affinity, LabelSelector, Toleration, TopologySpreadConstraint};
+use crate::resource::ResourceList;
+
+/// Labels or annotations: key → value, sorted.
+pub type Labels = std::collections::BTreeMap<String, String>;
+
+/// A Kubernetes Node (`v1.Node`) as the scheduler needs it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeSpec {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+    /// `status.allocatable` (cpu in millicores, memory in bytes, scalars in milli-units, pods).
+    pub allocatable: ResourceList,
+    /// `status.capacity`, same units.
+    pub capacity: ResourceList,
+    /// The `Ready` condition is True, or the node has no conditions at all (hand-written YAML).
+    /// Volcano schedules only onto Ready nodes.
+    pub ready: bool,
+}
+
+/// Taint effect (`NoSchedule`, `PreferNoSchedule`, `NoExecute`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaintEffect {
+    /// Pods that do not tolerate it are not scheduled.
+    NoSchedule,
+    /// The scheduler avoids it (tainttoleration score).
+    PreferNoSchedule,
+    /// Like NoSchedule, and running pods are evicted by the node lifecycle controller.
+    NoExecute,
+}
+
+/// A node taint (`v1.Taint`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Taint {
+    /// `key`.
+    pub key: String,
+    /// `value` (may be empty).
+    pub value: String,
+    /// `effect`.
+    pub effect: TaintEffect,
+}
+
+/// Pod phase (`status.phase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PodPhase {
+    /// Not yet running (scheduled or not).
+    #[default]
+    Pending,
+    /// Running.
+    Running,
+    /// Completed successfully.
+    Succeeded,
+    /// Completed with failure.
+    Failed,
+    /// Unknown.
+    Unknown,
+}
+
+/// A host port a container asks for (`containers[].ports[]` with `hostPort` set).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HostPort {
+    /// `hostIP`; empty means all addresses (`0.0.0.0`).
+    pub host_ip: String,
+    /// `protocol` (`TCP` when unset).
+    pub protocol: String,
+    /// `hostPort`.
+    pub port: i32,
+}
+
+/// A Kubernetes Pod (`v1.Pod`) as the scheduler needs it. Requests are already folded as Volcano
+/// folds them (`pkg/scheduler/api/pod_info.go`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodSpec {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.uid` (the runtime fills `<ns>/<name>` when absent).
+    pub uid: String,
+    /// `metadata.creationTimestamp` in milliseconds since the Unix epoch (0 when unset).
+    pub creation_ms: i64,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// Annotation `scheduling.k8s.io/group-name`: the PodGroup (same namespace) it belongs to.
+    pub group: Option<String>,
+    /// Task role: annotation, else label, `volcano.sh/task-spec` (empty when neither).
+    pub role: String,
+    /// `spec.schedulerName`.
+    pub scheduler_name: String,
+    /// `spec.nodeName` (empty when not bound).
+    pub node_name: String,
+    /// `status.phase`.
+    pub phase: PodPhase,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// `spec.priority` (Volcano: unset = 1), overridden by annotation `volcano.sh/task-priority`.
+    pub priority: Option<i32>,
+    /// `spec.priorityClassName`.
+    pub priority_class_name: String,
+    /// `spec.preemptionPolicy` is `Never`.
+    pub preemption_never: bool,
+    /// Pod request without init containers (Volcano `Resreq`): Σ containers (+ sidecar init
+    /// containers) + overhead + `pods: 1`.
+    pub resreq: ResourceList,
+    /// Pod request with init containers (Volcano `InitResreq`): max(Resreq, each init
+    /// container + preceding sidecars) + overhead + `pods: 1`.
+    pub init_resreq: ResourceList,
+    /// CPU request for scoring with kube-scheduler's non-zero defaults (100m per container
+    /// without a CPU request), millicores.
+    pub nonzero_cpu_milli: i64,
+    /// Memory request for scoring with kube-scheduler's non-zero defaults (200 MiB per
+    /// container without a memory request), bytes.
+    pub nonzero_memory_bytes: i64,
+    /// `spec.nodeSelector`.
+    pub node_selector: Labels,
+    /// `spec.affinity`.
+    pub affinity: Affinity,
+    /// `spec.tolerations`.
+    pub tolerations: Vec<Toleration>,
+    /// Host ports of all containers.
+    pub host_ports: Vec<HostPort>,
+    /// `spec.topologySpreadConstraints`.
+    pub topology_spread: Vec<TopologySpreadConstraint>,
+    /// `spec.schedulingGates` is non-empty.
+    pub scheduling_gated: bool,
+    /// Annotation `volcano.sh/preemptable` (pods default to true).
+    pub preemptable: bool,
+    /// Container images (for image locality; informational).
+    pub images: Vec<String>,
+}
+
+/// PodGroup phase (`status.phase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum PodGroupPhase {
+    /// Unset in the object.
+    #[default]
+    Empty,
+    /// `Pending`.
+    Pending,
+    /// `Inqueue`.
+    Inqueue,
+    /// `Running`.
+    Running,
+    /// `Unknown`.
+    Unknown,
+    /// `Completed`.
+    Completed,
+}
+
+impl PodGroupPhase {
+    /// The API spelling (`""` for unset).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodGroupPhase::Empty => "",
+            PodGroupPhase::Pending => "Pending",
+            PodGroupPhase::Inqueue => "Inqueue",
+            PodGroupPhase::Running => "Running",
+            PodGroupPhase::Unknown => "Unknown",
+            PodGroupPhase::Completed => "Completed",
+        }
+    }
+
+    /// Parses the API spelling; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "" => PodGroupPhase::Empty,
+            "Pending" => PodGroupPhase::Pending,
+            "Inqueue" => PodGroupPhase::Inqueue,
+            "Running" => PodGroupPhase::Running,
+            "Unknown" => PodGroupPhase::Unknown,
+            "Completed" => PodGroupPhase::Completed,
+            _ => return None,
+        })
+    }
+}
+
+/// A PodGroup status condition (`status.conditions[]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodGroupCondition {
+    /// `type`: `Unschedulable` or `Scheduled`.
+    pub kind: String,
+    /// `status`: `True`/`False`.
+    pub status: String,
+    /// `transitionID`: the session that wrote it.
+    pub transition_id: String,
+    /// `reason`.
+    pub reason: String,
+    /// `message`.
+    pub message: String,
+}
+
+/// A Volcano PodGroup (`scheduling.volcano.sh/v1beta1`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodGroupSpec {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.creationTimestamp`, ms since the Unix epoch.
+    pub creation_ms: i64,
+    /// `spec.minMember`.
+    pub min_member: i32,
+    /// `spec.minTaskMember`: role → minimum.
+    pub min_task_member: std::collections::BTreeMap<String, i32>,
+    /// `spec.queue` (empty = the default queue).
+    pub queue: String,
+    /// `spec.priorityClassName`.
+    pub priority_class_name: String,
+    /// `spec.minResources` (None when unset).
+    pub min_resources: Option<ResourceList>,
+    /// `status.phase`.
+    pub phase: PodGroupPhase,
+    /// `status.conditions`.
+    pub conditions: Vec<PodGroupCondition>,
+    /// Annotation/label `volcano.sh/preemptable` (jobs default to false).
+    pub preemptable: bool,
+}
+
+/// Queue state (`status.state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum QueueState {
+    /// `Open` (also assumed when unset: Volcano's queue controller opens new queues).
+    #[default]
+    Open,
+    /// `Closed`.
+    Closed,
+    /// `Closing`.
+    Closing,
+    /// `Unknown`.
+    Unknown,
+}
+
+/// A Volcano Queue (`scheduling.volcano.sh/v1beta1`, cluster-scoped).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueSpec {
+    /// `metadata.name` (the queue's UID in Volcano's session).
+    pub name: String,
+    /// `metadata.creationTimestamp`, ms since the Unix epoch.
+    pub creation_ms: i64,
+    /// `spec.weight` (default 1).
+    pub weight: i32,
+    /// `spec.capability` (empty = unlimited).
+    pub capability: ResourceList,
+    /// `spec.guarantee.resource`.
+    pub guarantee: ResourceList,
+    /// `spec.deserved` (capacity plugin).
+    pub deserved: ResourceList,
+    /// `spec.reclaimable` (default true).
+    pub reclaimable: bool,
+    /// `spec.priority` (default 0).
+    pub priority: i32,
+    /// `spec.parent` (hierarchical queues; empty = root).
+    pub parent: String,
+    /// `status.state`.
+    pub state: QueueState,
+}
+
+/// A PriorityClass (`scheduling.k8s.io/v1`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PriorityClassSpec {
+    /// `metadata.name`.
+    pub name: String,
+    /// `value`.
+    pub value: i32,
+    /// `globalDefault`.
+    pub global_default: bool,
+}
