@@ -20,6 +20,7 @@ pub mod resource;
 pub mod rng;
 pub mod scheduler;
 pub mod session;
+pub mod workload;
 
 pub use cluster::{Cluster, Delta};
 pub use conf::SchedulerConf;

@@ -1,6 +1,21 @@
-//! Volcano's actions.
+//! Volcano's actions, run in the configured order on one session (volcano-behaviour.md §2).
+
+pub mod allocate;
+pub mod backfill;
+pub mod enqueue;
+pub mod heap;
+pub mod nodes;
+
 use crate::conf::ActionKind;
 use crate::session::Session;
 
-/// Runs one action on the session.
-pub fn execute(_action: ActionKind, _ssn: &mut Session<'_>) {}
+/// Runs one action on the session. Actions Basalt does not implement yet do nothing (the conf
+/// parser warned about them).
+pub fn execute(action: ActionKind, ssn: &mut Session<'_>) {
+    match action {
+        ActionKind::Enqueue => enqueue::execute(ssn),
+        ActionKind::Allocate => allocate::execute(ssn),
+        ActionKind::Backfill => backfill::execute(ssn),
+        _ => {}
+    }
+}

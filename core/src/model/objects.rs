@@ -1,4 +1,4 @@
-use super::affinity::{Affinity, LabelSelector, Toleration, TopologySpreadConstraint};
+use super::affinity::{Affinity, Toleration, TopologySpreadConstraint};
 use crate::resource::ResourceList;
 
 /// Labels or annotations: key → value, sorted.

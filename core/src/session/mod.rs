@@ -1,21 +1,319 @@
-//! The per-cycle session (stub while the core is written).
-use crate::cluster::Cluster;
-use crate::conf::SchedulerConf;
-use crate::decision::Decisions;
-use crate::scheduler::CycleOptions;
+//! The per-cycle session (Volcano `framework.Session`): struct-of-arrays tables built into a
+//! `bumpalo` arena from the cluster copy, the plugins of the conf registered by tier, the
+//! operations actions use (through a [`statement::Statement`]), and the close that turns the
+//! session into [`Decisions`].
+//!
+//! It refuses I/O and locks; everything it allocates while scheduling comes from the arena.
 
-/// A scheduling session.
+mod build;
+mod close;
+pub use close::job_fit_error as close_job_fit_error;
+pub mod fit;
+pub mod invoke;
+pub mod statement;
+pub mod tables;
+
+use crate::cluster::Cluster;
+use crate::conf::{SchedulerConf, SchedulerOptions};
+use crate::decision::Decisions;
+use crate::model::{PodGroupCondition, PodGroupPhase};
+use crate::rng::SeededRng;
+use crate::scheduler::CycleOptions;
+use bumpalo::Bump;
+use fit::FitErrors;
+pub use invoke::Plugins;
+use tables::*;
+
+/// Everything a session knows except its plugins: the tables and per-job scheduling notes.
+/// Plugins read it; actions change it through the [`Session`] operations.
+pub struct State<'a> {
+    /// The cluster copy the session was built from (names, records).
+    pub cluster: &'a Cluster,
+    /// The scheduler conf.
+    pub conf: &'a SchedulerConf,
+    /// Number of resource dimensions.
+    pub dims: usize,
+    /// Nodes.
+    pub nodes: NodeTable<'a>,
+    /// Tasks.
+    pub tasks: TaskTable<'a>,
+    /// Jobs.
+    pub jobs: JobTable<'a>,
+    /// Queues.
+    pub queues: QueueTable<'a>,
+    /// Σ allocatable of all session nodes (Volcano `TotalResource`).
+    pub total: &'a [i64],
+    /// Per job: fit errors of its tasks (Volcano `NodesFitErrors`), in insertion order.
+    pub fit_errors: Vec<Vec<(TaskIdx, FitErrors)>>,
+    /// Per job: the gang's not-ready message (Volcano `JobFitErrors`), set at close.
+    pub job_fit_error: Vec<String>,
+    /// Per job: the condition written this session (gang close, job validation).
+    pub job_condition: Vec<Option<PodGroupCondition>>,
+    /// Session id written as `transitionID`.
+    pub uid: String,
+    /// Random source for ties.
+    pub rng: SeededRng,
+    /// PodGroups left out of the session and why.
+    pub skipped: Vec<(crate::cluster::PodGroupId, String)>,
+    /// Binds committed, in order.
+    pub binds: Vec<(TaskIdx, NodeIdx)>,
+    /// Evictions committed, in order.
+    pub evictions: Vec<(TaskIdx, String)>,
+    /// Events recorded (PodGroup, kind, reason, message).
+    pub events: Vec<crate::decision::Event>,
+    /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
+    pub affinity_tasks: &'a [TaskIdx],
+}
+
+impl<'a> State<'a> {
+    /// Scheduler flags.
+    pub fn options(&self) -> &'a SchedulerOptions {
+        &self.conf.options
+    }
+
+    /// Column `d` of a node resource table.
+    #[inline]
+    pub fn col<'s>(&self, table: &'s [i64], d: usize) -> &'s [i64] {
+        &table[d * self.nodes.len..(d + 1) * self.nodes.len]
+    }
+
+    /// Value of node `n` in dimension `d` of a node resource table.
+    #[inline]
+    pub fn at(&self, table: &[i64], n: NodeIdx, d: usize) -> i64 {
+        table[d * self.nodes.len + n.ix()]
+    }
+
+    /// Whether `req ≤ idle(n)` in every dimension (Volcano `LessEqual(Idle, Zero)`).
+    #[inline]
+    pub fn fits_idle(&self, req: &[i64], n: NodeIdx) -> bool {
+        let len = self.nodes.len;
+        req.iter()
+            .enumerate()
+            .all(|(d, &r)| r <= 0 || r <= self.nodes.idle[d * len + n.ix()])
+    }
+
+    /// Node `n`'s FutureIdle in `d`: idle + releasing − pipelined.
+    #[inline]
+    pub fn future_idle(&self, n: NodeIdx, d: usize) -> i64 {
+        let i = d * self.nodes.len + n.ix();
+        self.nodes.idle[i] + self.nodes.releasing[i] - self.nodes.pipelined[i]
+    }
+
+    /// Whether `req ≤ FutureIdle(n)` in every dimension.
+    #[inline]
+    pub fn fits_future_idle(&self, req: &[i64], n: NodeIdx) -> bool {
+        req.iter()
+            .enumerate()
+            .all(|(d, &r)| r <= 0 || r <= self.future_idle(n, d))
+    }
+
+    /// The first dimension (in report order) where `req > FutureIdle(n)`.
+    pub fn first_insufficient(&self, req: &[i64], n: NodeIdx, order: &[usize]) -> Option<usize> {
+        order
+            .iter()
+            .copied()
+            .find(|&d| d < req.len() && req[d] > 0 && req[d] > self.future_idle(n, d))
+    }
+
+    /// Interned task role of `t`.
+    #[inline]
+    pub fn role(&self, t: TaskIdx) -> crate::intern::Sym {
+        self.tasks.rec[t.ix()].c.role
+    }
+
+    /// Records a fit error for task `t` of job `j` (replaces an older one).
+    pub fn set_fit_errors(&mut self, j: JobIdx, t: TaskIdx, fe: FitErrors) {
+        let v = &mut self.fit_errors[j.ix()];
+        match v.iter_mut().find(|(x, _)| *x == t) {
+            Some(slot) => slot.1 = fe,
+            None => v.push((t, fe)),
+        }
+    }
+
+    /// Fit errors of task `t`, if any.
+    pub fn fit_errors_of(&self, j: JobIdx, t: TaskIdx) -> Option<&FitErrors> {
+        self.fit_errors[j.ix()]
+            .iter()
+            .find(|(x, _)| *x == t)
+            .map(|(_, f)| f)
+    }
+
+    /// Changes a task's status, keeping the job's counts (Volcano `UpdateTaskStatus`).
+    pub fn set_status(&mut self, t: TaskIdx, s: TaskStatus) {
+        let old = self.tasks.status[t.ix()];
+        if old == s {
+            return;
+        }
+        self.tasks.status[t.ix()] = s;
+        if let Some(j) = self.tasks.job_of(t) {
+            let c = &mut self.jobs.counts[j.ix()];
+            c[old as usize] -= 1;
+            c[s as usize] += 1;
+            if self.tasks.best_effort[t.ix()] {
+                if old == TaskStatus::Pending {
+                    self.jobs.pending_best_effort[j.ix()] -= 1;
+                }
+                if s == TaskStatus::Pending {
+                    self.jobs.pending_best_effort[j.ix()] += 1;
+                }
+            }
+        }
+    }
+
+    /// Puts task `t` on node `n` with its current status (Volcano `NodeInfo.AddTask`):
+    /// Releasing takes idle and counts as releasing; Pipelined only reserves `pipelined`;
+    /// anything else takes idle.
+    pub fn node_add_task(&mut self, t: TaskIdx, n: NodeIdx) {
+        let dims = self.dims;
+        let len = self.nodes.len;
+        let status = self.tasks.status[t.ix()];
+        for d in 0..dims {
+            let r = self.tasks.resreq[t.ix() * dims + d];
+            if r == 0 {
+                continue;
+            }
+            let i = d * len + n.ix();
+            match status {
+                TaskStatus::Pipelined => self.nodes.pipelined[i] += r,
+                TaskStatus::Releasing => {
+                    self.nodes.idle[i] -= r;
+                    self.nodes.releasing[i] += r;
+                    self.nodes.used[i] += r;
+                }
+                _ => {
+                    self.nodes.idle[i] -= r;
+                    self.nodes.used[i] += r;
+                }
+            }
+        }
+        if status != TaskStatus::Pipelined {
+            let rec = self.tasks.rec[t.ix()];
+            self.nodes.nonzero_cpu[n.ix()] += rec.spec.nonzero_cpu_milli;
+            self.nodes.nonzero_mem[n.ix()] += rec.spec.nonzero_memory_bytes;
+        }
+        self.nodes.pod_count[n.ix()] += 1;
+        self.tasks.node[t.ix()] = n.0;
+        let head = self.nodes.head[n.ix()];
+        self.tasks.next_on_node[t.ix()] = head;
+        self.tasks.prev_on_node[t.ix()] = NONE;
+        if head != NONE {
+            self.tasks.prev_on_node[head as usize] = t.0;
+        }
+        self.nodes.head[n.ix()] = t.0;
+    }
+
+    /// Takes task `t` off its node, undoing [`State::node_add_task`] for its current status.
+    pub fn node_remove_task(&mut self, t: TaskIdx) {
+        let Some(n) = self.tasks.node_of(t) else {
+            return;
+        };
+        let dims = self.dims;
+        let len = self.nodes.len;
+        let status = self.tasks.status[t.ix()];
+        for d in 0..dims {
+            let r = self.tasks.resreq[t.ix() * dims + d];
+            if r == 0 {
+                continue;
+            }
+            let i = d * len + n.ix();
+            match status {
+                TaskStatus::Pipelined => self.nodes.pipelined[i] -= r,
+                TaskStatus::Releasing => {
+                    self.nodes.idle[i] += r;
+                    self.nodes.releasing[i] -= r;
+                    self.nodes.used[i] -= r;
+                }
+                _ => {
+                    self.nodes.idle[i] += r;
+                    self.nodes.used[i] -= r;
+                }
+            }
+        }
+        if status != TaskStatus::Pipelined {
+            let rec = self.tasks.rec[t.ix()];
+            self.nodes.nonzero_cpu[n.ix()] -= rec.spec.nonzero_cpu_milli;
+            self.nodes.nonzero_mem[n.ix()] -= rec.spec.nonzero_memory_bytes;
+        }
+        self.nodes.pod_count[n.ix()] -= 1;
+        let (prev, next) = (
+            self.tasks.prev_on_node[t.ix()],
+            self.tasks.next_on_node[t.ix()],
+        );
+        if prev != NONE {
+            self.tasks.next_on_node[prev as usize] = next;
+        } else {
+            self.nodes.head[n.ix()] = next;
+        }
+        if next != NONE {
+            self.tasks.prev_on_node[next as usize] = prev;
+        }
+        self.tasks.node[t.ix()] = NONE;
+        self.tasks.next_on_node[t.ix()] = NONE;
+        self.tasks.prev_on_node[t.ix()] = NONE;
+    }
+
+    /// Tasks on node `n` (any status), most recent first.
+    pub fn tasks_on(&self, n: NodeIdx) -> impl Iterator<Item = TaskIdx> + '_ {
+        let mut cur = self.nodes.head[n.ix()];
+        std::iter::from_fn(move || {
+            if cur == NONE {
+                return None;
+            }
+            let t = TaskIdx(cur);
+            cur = self.tasks.next_on_node[cur as usize];
+            Some(t)
+        })
+    }
+
+    /// `ns/name` of a task's pod.
+    pub fn task_key(&self, t: TaskIdx) -> String {
+        let s = &self.tasks.rec[t.ix()].spec;
+        format!("{}/{}", s.namespace, s.name)
+    }
+
+    /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
+    pub fn affinity_tasks(&self) -> &'a [TaskIdx] {
+        self.affinity_tasks
+    }
+
+    /// Sets a job's phase.
+    pub fn set_phase(&mut self, j: JobIdx, p: PodGroupPhase) {
+        self.jobs.phase[j.ix()] = p;
+    }
+}
+
+/// A scheduling session: [`State`] plus the registered [`Plugins`].
 pub struct Session<'a> {
-    _c: &'a Cluster,
+    /// The arena the tables live in.
+    pub arena: &'a Bump,
+    /// Tables and notes.
+    pub state: State<'a>,
+    /// Plugins by tier.
+    pub plugins: Plugins<'a>,
 }
 
 impl<'a> Session<'a> {
-    /// Opens a session.
-    pub fn open(_arena: &'a bumpalo::Bump, c: &'a Cluster, _conf: &'a SchedulerConf, _o: &CycleOptions) -> Self {
-        Session { _c: c }
+    /// Opens a session (Volcano `OpenSession`): builds the tables in `arena` from `cluster`,
+    /// then instantiates the conf's plugins tier by tier.
+    pub fn open(
+        arena: &'a Bump,
+        cluster: &'a Cluster,
+        conf: &'a SchedulerConf,
+        opts: &CycleOptions,
+    ) -> Self {
+        let state = build::build(arena, cluster, conf, opts);
+        let plugins = Plugins::open(conf, &state);
+        Session {
+            arena,
+            state,
+            plugins,
+        }
     }
-    /// Closes the session.
-    pub fn close(self) -> Decisions {
-        Decisions::default()
+
+    /// Closes the session (Volcano `CloseSession`): plugins' close, then PodGroup, Queue and
+    /// pod statuses.
+    pub fn close(mut self) -> Decisions {
+        self.plugins.close(&mut self.state);
+        close::decisions(&self.state)
     }
 }

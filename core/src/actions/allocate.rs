@@ -1,0 +1,234 @@
+//! `allocate` (volcano-behaviour.md §2): queue by queue (dropping overused queues for the
+//! cycle), job by job, task by task, place Pending tasks on nodes inside a Statement; commit
+//! when the job is gang-ready, leave it pipelined when it is only pipelined, else discard.
+//! After a job's gang is met it gets one more task each time it is popped, interleaved with
+//! other jobs and queues.
+
+use super::heap::GoHeap;
+use super::nodes::{best_node, predicate_nodes, NodeScan};
+use crate::conf::ActionKind;
+use crate::intern::Sym;
+use crate::model::PodGroupPhase;
+use crate::plugins::gang::allocated_in_role;
+use crate::plugins::k8s::PodCtx;
+use crate::session::fit::FitErrors;
+use crate::session::statement::Statement;
+use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
+use crate::session::{Session, State};
+use std::cmp::Ordering;
+
+/// Runs allocate.
+pub fn execute(ssn: &mut Session<'_>) {
+    let args = ssn.state.conf.action_arguments("allocate");
+    let use_cache = args.bool("predicateErrorCacheEnable").unwrap_or(true);
+    let enqueue_on = ssn.state.conf.has_action(ActionKind::Enqueue);
+    let nq = ssn.state.queues.len;
+    let mut queues: GoHeap<QueueIdx> = GoHeap::default();
+    let mut queue_seen = vec![false; nq];
+    let mut jobs: Vec<GoHeap<JobIdx>> = vec![GoHeap::default(); nq];
+    let mut tasks: Vec<GoHeap<TaskIdx>> = vec![GoHeap::default(); ssn.state.jobs.len];
+
+    for j in (0..ssn.state.jobs.len).map(|i| JobIdx(i as u32)) {
+        if ssn.state.jobs.is_pending(j) {
+            if enqueue_on {
+                continue;
+            }
+            ssn.state.set_phase(j, PodGroupPhase::Inqueue);
+        }
+        if ssn.plugins.job_valid(&ssn.state, j).is_some() {
+            continue;
+        }
+        let (st, pl) = (&ssn.state, &ssn.plugins);
+        let mut tless = |a: TaskIdx, b: TaskIdx| pl.task_order(st, a, b) == Ordering::Less;
+        for t in st.jobs.tasks(j) {
+            let spec = &st.tasks.rec[t.ix()].spec;
+            if st.tasks.status[t.ix()] == TaskStatus::Pending
+                && !st.tasks.best_effort[t.ix()]
+                && !spec.scheduling_gated
+            {
+                tasks[j.ix()].push(t, &mut tless);
+            }
+        }
+        if tasks[j.ix()].is_empty() {
+            continue;
+        }
+        let q = st.jobs.queue[j.ix()] as usize;
+        jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+        if !queue_seen[q] {
+            queue_seen[q] = true;
+            queues.push(QueueIdx(q as u32), &mut |a, b| {
+                pl.queue_order(st, a, b) == Ordering::Less
+            });
+        }
+    }
+
+    let mut scan = NodeScan::new(ssn.state.nodes.len, use_cache);
+    loop {
+        let q = {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+                Some(q) => q,
+                None => break,
+            }
+        };
+        if ssn.plugins.overused(&ssn.state, q) {
+            continue;
+        }
+        let j = {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            match jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+                Some(j) => j,
+                None => continue,
+            }
+        };
+        let mut stmt = ssn.statement();
+        let kept = allocate_tasks(ssn, &mut stmt, &mut scan, &mut tasks[j.ix()], j, q);
+        if kept {
+            if ssn.plugins.job_ready(&ssn.state, j) {
+                ssn.commit(stmt);
+                if !tasks[j.ix()].is_empty() {
+                    let (st, pl) = (&ssn.state, &ssn.plugins);
+                    jobs[q.ix()].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+                }
+            }
+            // Pipelined only: the statement stays applied, reserving releasing resources.
+        }
+        let (st, pl) = (&ssn.state, &ssn.plugins);
+        queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+    }
+}
+
+/// Volcano `NeedContinueAllocating`: after a task found no node, whether other tasks of the job
+/// are still worth trying.
+fn need_continue(s: &State<'_>, j: JobIdx) -> bool {
+    let min = s.jobs.min_available[j.ix()];
+    if min == s.jobs.task_count(j) as i32 {
+        return false;
+    }
+    let failed: Vec<Sym> = {
+        let mut v: Vec<Sym> = s.fit_errors[j.ix()]
+            .iter()
+            .map(|(t, _)| s.role(*t))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    if min < s.jobs.min_task_total[j.ix()] {
+        let left = s
+            .jobs
+            .tasks(j)
+            .filter(|&t| {
+                s.tasks.status[t.ix()] == TaskStatus::Pending && !failed.contains(&s.role(t))
+            })
+            .count() as i32;
+        return s.jobs.ready_num(j) + left >= min;
+    }
+    let rec = s.jobs.rec[j.ix()];
+    for role in failed {
+        let role_min = rec
+            .min_task_member
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map(|(_, m)| *m)
+            .unwrap_or(0);
+        if role_min == 0 {
+            continue;
+        }
+        if allocated_in_role(s, j, role) < role_min {
+            return false;
+        }
+    }
+    true
+}
+
+/// Volcano `TaskHasFitErrors`: another task of the same (non-empty) role already failed.
+fn role_failed(s: &State<'_>, j: JobIdx, t: TaskIdx) -> bool {
+    let role = s.role(t);
+    role != Sym::EMPTY && s.fit_errors[j.ix()].iter().any(|(x, _)| s.role(*x) == role)
+}
+
+/// Places tasks of job `j` until the job is ready (then one task more per call). Returns
+/// whether the statement is kept (ready or pipelined); otherwise it has been discarded.
+fn allocate_tasks<'a>(
+    ssn: &mut Session<'a>,
+    stmt: &mut Statement<'a>,
+    scan: &mut NodeScan,
+    tasks: &mut GoHeap<TaskIdx>,
+    j: JobIdx,
+    q: QueueIdx,
+) -> bool {
+    loop {
+        let t = {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            match tasks.pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+                Some(t) => t,
+                None => break,
+            }
+        };
+        if !ssn.plugins.allocatable(&ssn.state, q, t) {
+            continue;
+        }
+        if role_failed(&ssn.state, j, t) {
+            let spec = &ssn.state.tasks.rec[t.ix()].spec;
+            let role = &spec.role;
+            let msg = format!(
+                "Task {} with role spec {} has already predicated failed, skip",
+                spec.name, role
+            );
+            ssn.state.set_fit_errors(j, t, FitErrors::message_only(msg));
+            continue;
+        }
+        if let Err(e) = ssn.plugins.pre_predicate(&ssn.state, t) {
+            let mut fe = FitErrors::message_only(e);
+            fe.nodes = ssn.state.nodes.len as u32;
+            ssn.state.set_fit_errors(j, t, fe);
+            break;
+        }
+        let ctx = PodCtx::build(&ssn.state, t, ssn.plugins.scores_nodes());
+        let fe = predicate_nodes(ssn, scan, &ctx, j, t, true);
+        if scan.feasible.is_empty() {
+            ssn.state.set_fit_errors(j, t, fe);
+            if need_continue(&ssn.state, j) {
+                continue;
+            }
+            break;
+        }
+        let req = ssn.state.tasks.init_req(t, ssn.state.dims);
+        let feasible = std::mem::take(&mut scan.feasible);
+        let idle: Vec<NodeIdx> = feasible
+            .iter()
+            .copied()
+            .filter(|&n| ssn.state.fits_idle(req, n))
+            .collect();
+        let group = if !idle.is_empty() {
+            idle
+        } else {
+            feasible
+                .iter()
+                .copied()
+                .filter(|&n| ssn.state.fits_future_idle(req, n))
+                .collect()
+        };
+        scan.feasible = feasible;
+        if group.is_empty() {
+            continue;
+        }
+        let n = best_node(ssn, scan, &ctx, t, &group);
+        let req = ssn.state.tasks.init_req(t, ssn.state.dims);
+        if ssn.state.fits_idle(req, n) {
+            ssn.allocate(stmt, t, n);
+        } else if ssn.state.fits_future_idle(req, n) {
+            ssn.pipeline(stmt, t, n);
+        }
+        if ssn.plugins.job_ready(&ssn.state, j) {
+            break;
+        }
+    }
+    if ssn.plugins.job_ready(&ssn.state, j) || ssn.plugins.job_pipelined(&ssn.state, j) {
+        return true;
+    }
+    let st = std::mem::replace(stmt, ssn.statement());
+    ssn.discard(st);
+    false
+}

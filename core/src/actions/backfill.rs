@@ -1,0 +1,95 @@
+//! `backfill` (volcano-behaviour.md §2): places BestEffort tasks (no requests) of non-pending,
+//! valid jobs, queue → job → task order, with the predicates but no resource check, through the
+//! session's non-transactional allocate (binds once the job is ready).
+
+use super::heap::GoHeap;
+use super::nodes::{best_node, predicate_nodes, NodeScan};
+use crate::plugins::k8s::PodCtx;
+use crate::session::tables::{JobIdx, QueueIdx, TaskIdx, TaskStatus};
+use crate::session::Session;
+use std::cmp::Ordering;
+
+/// Runs backfill.
+pub fn execute(ssn: &mut Session<'_>) {
+    let args = ssn.state.conf.action_arguments("backfill");
+    let use_cache = args.bool("predicateErrorCacheEnable").unwrap_or(true);
+    let nq = ssn.state.queues.len;
+    let mut queues: GoHeap<QueueIdx> = GoHeap::default();
+    let mut queue_seen = vec![false; nq];
+    let mut jobs: Vec<GoHeap<JobIdx>> = vec![GoHeap::default(); nq];
+    let mut tasks: Vec<GoHeap<TaskIdx>> = vec![GoHeap::default(); ssn.state.jobs.len];
+    for j in (0..ssn.state.jobs.len).map(|i| JobIdx(i as u32)) {
+        if ssn.state.jobs.is_pending(j) || ssn.plugins.job_valid(&ssn.state, j).is_some() {
+            continue;
+        }
+        // Pipelined BestEffort tasks are un-pipelined first.
+        let pipelined: Vec<TaskIdx> = ssn
+            .state
+            .jobs
+            .tasks(j)
+            .filter(|&t| {
+                ssn.state.tasks.status[t.ix()] == TaskStatus::Pipelined
+                    && ssn.state.tasks.best_effort[t.ix()]
+            })
+            .collect();
+        for t in pipelined {
+            ssn.state.node_remove_task(t);
+            ssn.state.set_status(t, TaskStatus::Pending);
+            ssn.plugins.on_deallocate(&ssn.state, t);
+        }
+        let (st, pl) = (&ssn.state, &ssn.plugins);
+        for t in st.jobs.tasks(j) {
+            if st.tasks.status[t.ix()] == TaskStatus::Pending
+                && st.tasks.best_effort[t.ix()]
+                && !st.tasks.rec[t.ix()].spec.scheduling_gated
+            {
+                tasks[j.ix()].push(t, &mut |a, b| pl.task_order(st, a, b) == Ordering::Less);
+            }
+        }
+        if tasks[j.ix()].is_empty() {
+            continue;
+        }
+        let q = st.jobs.queue[j.ix()] as usize;
+        if !queue_seen[q] {
+            queue_seen[q] = true;
+            queues.push(QueueIdx(q as u32), &mut |a, b| {
+                pl.queue_order(st, a, b) == Ordering::Less
+            });
+        }
+        jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+    }
+    let mut order = Vec::new();
+    {
+        let (st, pl) = (&ssn.state, &ssn.plugins);
+        while let Some(q) = queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            while let Some(j) =
+                jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less)
+            {
+                while let Some(t) =
+                    tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less)
+                {
+                    order.push((j, t));
+                }
+            }
+        }
+    }
+    let mut scan = NodeScan::new(ssn.state.nodes.len, use_cache);
+    for (j, t) in order {
+        if let Err(e) = ssn.plugins.pre_predicate(&ssn.state, t) {
+            let mut fe = crate::session::fit::FitErrors::message_only(e);
+            fe.nodes = ssn.state.nodes.len as u32;
+            ssn.state.set_fit_errors(j, t, fe);
+            continue;
+        }
+        let ctx = PodCtx::build(&ssn.state, t, ssn.plugins.scores_nodes());
+        let fe = predicate_nodes(ssn, &mut scan, &ctx, j, t, false);
+        if scan.feasible.is_empty() {
+            ssn.state.set_fit_errors(j, t, fe);
+            continue;
+        }
+        let feasible = std::mem::take(&mut scan.feasible);
+        let n = best_node(ssn, &mut scan, &ctx, t, &feasible);
+        scan.feasible = feasible;
+        ssn.allocate_now(t, n);
+    }
+}

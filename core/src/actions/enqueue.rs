@@ -1,0 +1,55 @@
+//! `enqueue` (volcano-behaviour.md §2): admits Pending PodGroups (phase → Inqueue) queue by
+//! queue in round robin, in queue and job order, when their `minResources` is unset or every
+//! JobEnqueueable vote allows it. Rejected PodGroups wait for the next cycle.
+
+use super::heap::GoHeap;
+use crate::model::PodGroupPhase;
+use crate::session::tables::{JobIdx, QueueIdx};
+use crate::session::Session;
+use std::cmp::Ordering;
+
+/// Runs enqueue.
+pub fn execute(ssn: &mut Session<'_>) {
+    let s = &ssn.state;
+    let mut queues: GoHeap<QueueIdx> = GoHeap::default();
+    let mut queue_seen = vec![false; s.queues.len];
+    let mut jobs: Vec<GoHeap<JobIdx>> = vec![GoHeap::default(); s.queues.len];
+    {
+        let (st, pl) = (&ssn.state, &ssn.plugins);
+        let mut qless = |a: QueueIdx, b: QueueIdx| pl.queue_order(st, a, b) == Ordering::Less;
+        let mut jless = |a: JobIdx, b: JobIdx| pl.job_order(st, a, b) == Ordering::Less;
+        for j in (0..st.jobs.len).map(|i| JobIdx(i as u32)) {
+            let q = st.jobs.queue[j.ix()] as usize;
+            if !queue_seen[q] {
+                queue_seen[q] = true;
+                queues.push(QueueIdx(q as u32), &mut qless);
+            }
+            if st.jobs.is_pending(j) {
+                jobs[q].push(j, &mut jless);
+            }
+        }
+    }
+    loop {
+        let q = {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+                Some(q) => q,
+                None => break,
+            }
+        };
+        let j = {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            match jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+                Some(j) => j,
+                None => continue,
+            }
+        };
+        let has_min = ssn.state.jobs.rec[j.ix()].min_resources.is_some();
+        if !has_min || ssn.plugins.job_enqueueable(&ssn.state, j) {
+            ssn.plugins.job_enqueued(&ssn.state, j);
+            ssn.state.set_phase(j, PodGroupPhase::Inqueue);
+        }
+        let (st, pl) = (&ssn.state, &ssn.plugins);
+        queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+    }
+}

@@ -1,0 +1,85 @@
+//! `drf` (volcano-behaviour.md §3): dominant resource fairness between jobs. A job's share is
+//! max over resources (with a non-zero cluster total) of allocated / total; lower share first.
+//! Shares follow allocations through the session's event handlers. Fair-share arithmetic is in
+//! `f64`, as Volcano's.
+
+use super::{Fn, Plugin};
+use crate::session::tables::{JobIdx, TaskIdx};
+use crate::session::State;
+use std::cmp::Ordering;
+
+/// The drf plugin: per-job allocated vectors and shares.
+pub struct Drf {
+    dims: usize,
+    total: Vec<f64>,
+    allocated: Vec<f64>,
+    share: Vec<f64>,
+}
+
+impl Drf {
+    /// Session open: allocated = Σ Resreq of each job's allocated-status tasks.
+    pub fn open(s: &State<'_>) -> Self {
+        let dims = s.dims;
+        let mut d = Drf {
+            dims,
+            total: s.total.iter().map(|&v| v as f64).collect(),
+            allocated: vec![0.0; s.jobs.len * dims],
+            share: vec![0.0; s.jobs.len],
+        };
+        for j in 0..s.jobs.len {
+            for t in s.jobs.tasks(JobIdx(j as u32)) {
+                if s.tasks.status[t.ix()].allocated() {
+                    for (k, &v) in s.tasks.req(t, dims).iter().enumerate() {
+                        d.allocated[j * dims + k] += v as f64;
+                    }
+                }
+            }
+            d.update(j);
+        }
+        d
+    }
+
+    fn update(&mut self, j: usize) {
+        let mut res = 0.0f64;
+        for k in 0..self.dims {
+            if self.total[k] < 0.1 {
+                continue;
+            }
+            res = res.max(self.allocated[j * self.dims + k] / self.total[k]);
+        }
+        self.share[j] = res;
+    }
+
+    /// The dominant share of job `j`.
+    pub fn share(&self, j: JobIdx) -> f64 {
+        self.share[j.ix()]
+    }
+
+    fn change(&mut self, s: &State<'_>, t: TaskIdx, sign: f64) {
+        let Some(j) = s.tasks.job_of(t) else { return };
+        for (k, &v) in s.tasks.req(t, self.dims).iter().enumerate() {
+            self.allocated[j.ix() * self.dims + k] += sign * v as f64;
+        }
+        self.update(j.ix());
+    }
+}
+
+impl<'a> Plugin<'a> for Drf {
+    fn name(&self) -> &'static str {
+        "drf"
+    }
+    fn fns(&self) -> u32 {
+        Fn::JobOrder.bit() | Fn::Preemptable.bit() | Fn::EventHandler.bit()
+    }
+    fn job_order(&self, _s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+        self.share[l.ix()]
+            .partial_cmp(&self.share[r.ix()])
+            .unwrap_or(Ordering::Equal)
+    }
+    fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
+        self.change(s, t, 1.0);
+    }
+    fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
+        self.change(s, t, -1.0);
+    }
+}

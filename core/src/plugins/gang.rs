@@ -1,0 +1,163 @@
+//! `gang` (volcano-behaviour.md §3, §1.4, §1.7): all-or-nothing by `minMember` and per-role
+//! `minTaskMember`; not-ready jobs first; writes the PodGroup Unschedulable/Scheduled condition
+//! at close.
+
+use super::{Fn, Invalid, Plugin, Vote};
+use crate::intern::Sym;
+use crate::model::PodGroupCondition;
+use crate::session::tables::{JobIdx, TaskStatus};
+use crate::session::State;
+use std::cmp::Ordering;
+
+/// The gang plugin (stateless).
+pub struct Gang;
+
+/// Which per-role tally a check uses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tally {
+    Valid,
+    Ready,
+    Pipelined,
+}
+
+/// Volcano `CheckTaskValid/Ready/Pipelined`: every role with a `minTaskMember` has enough
+/// tasks in the tallied statuses. Skipped (true) when minMember < Σ minTaskMember.
+fn check_roles(s: &State<'_>, j: JobIdx, tally: Tally) -> bool {
+    let rec = s.jobs.rec[j.ix()];
+    if rec.min_task_member.is_empty()
+        || s.jobs.min_available[j.ix()] < s.jobs.min_task_total[j.ix()]
+    {
+        return true;
+    }
+    rec.min_task_member.iter().all(|&(role, min)| {
+        let mut n = 0;
+        for t in s.jobs.tasks(j).filter(|&t| s.role(t) == role) {
+            let st = s.tasks.status[t.ix()];
+            let counted = match tally {
+                Tally::Valid => {
+                    st.allocated()
+                        || matches!(
+                            st,
+                            TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending
+                        )
+                }
+                Tally::Ready => {
+                    st.allocated()
+                        || st == TaskStatus::Succeeded
+                        || (st == TaskStatus::Pending && s.tasks.best_effort[t.ix()])
+                }
+                Tally::Pipelined => {
+                    st.allocated()
+                        || matches!(st, TaskStatus::Succeeded | TaskStatus::Pipelined)
+                        || (st == TaskStatus::Pending && s.tasks.best_effort[t.ix()])
+                }
+            };
+            if counted {
+                n += 1;
+            }
+        }
+        n >= min
+    })
+}
+
+/// Allocated tasks per role of `j` (Volcano `getJobAllocatedRoles`).
+pub fn allocated_in_role(s: &State<'_>, j: JobIdx, role: Sym) -> i32 {
+    s.jobs
+        .tasks(j)
+        .filter(|&t| s.role(t) == role && s.tasks.status[t.ix()].allocated())
+        .count() as i32
+}
+
+impl<'a> Plugin<'a> for Gang {
+    fn name(&self) -> &'static str {
+        "gang"
+    }
+    fn fns(&self) -> u32 {
+        Fn::JobValid.bit()
+            | Fn::Preemptable.bit()
+            | Fn::Reclaimable.bit()
+            | Fn::JobOrder.bit()
+            | Fn::JobReady.bit()
+            | Fn::JobPipelined.bit()
+            | Fn::JobStarving.bit()
+    }
+    fn job_valid(&self, s: &State<'a>, j: JobIdx) -> Option<Invalid> {
+        if !check_roles(s, j, Tally::Valid) {
+            return Some(Invalid {
+                reason: "NotEnoughPodsOfTask",
+                message: "Not enough valid pods of each task for gang-scheduling".into(),
+            });
+        }
+        let valid = s.jobs.valid_num(j);
+        let min = s.jobs.min_available[j.ix()];
+        if valid < min {
+            return Some(Invalid {
+                reason: "NotEnoughTasks",
+                message: format!(
+                    "Not enough valid tasks for gang-scheduling, valid: {valid}, min: {min}"
+                ),
+            });
+        }
+        None
+    }
+    fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+        match (s.jobs.is_ready(l), s.jobs.is_ready(r)) {
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            _ => Ordering::Equal,
+        }
+    }
+    fn job_ready(&self, s: &State<'a>, j: JobIdx) -> bool {
+        check_roles(s, j, Tally::Ready) && s.jobs.is_ready(j)
+    }
+    fn job_pipelined(&self, s: &State<'a>, j: JobIdx) -> Vote {
+        if check_roles(s, j, Tally::Pipelined) && s.jobs.is_pipelined(j) {
+            Vote::Permit
+        } else {
+            Vote::Reject
+        }
+    }
+    fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
+        s.jobs.is_starving(j)
+    }
+    fn on_close(&mut self, s: &mut State<'a>) {
+        for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
+            if !s.jobs.is_ready(j) {
+                // Tasks whose last transaction allocated them count as schedulable.
+                let schedulable = s
+                    .jobs
+                    .tasks(j)
+                    .filter(|&t| {
+                        s.tasks.status[t.ix()] == TaskStatus::Pending
+                            && s.tasks.last_status[t.ix()].allocated()
+                    })
+                    .count() as i32
+                    + s.jobs.ready_num(j);
+                let unready = s.jobs.min_available[j.ix()] - schedulable;
+                let fit = crate::session::close_job_fit_error(s, j);
+                let msg = format!(
+                    "{}/{} tasks in gang unschedulable: {}",
+                    unready,
+                    s.jobs.task_count(j),
+                    fit
+                );
+                s.job_fit_error[j.ix()] = msg.clone();
+                s.job_condition[j.ix()] = Some(PodGroupCondition {
+                    kind: "Unschedulable".into(),
+                    status: "True".into(),
+                    transition_id: s.uid.clone(),
+                    reason: "NotEnoughResources".into(),
+                    message: msg,
+                });
+            } else {
+                s.job_condition[j.ix()] = Some(PodGroupCondition {
+                    kind: "Scheduled".into(),
+                    status: "True".into(),
+                    transition_id: s.uid.clone(),
+                    reason: "tasks in gang are ready to be scheduled".into(),
+                    message: String::new(),
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! `predicates` (volcano-behaviour.md §3): kube-scheduler's filters on interned data, in
+//! Volcano's order: pod count, NodeUnschedulable, NodeAffinity, TaintToleration, NodePorts,
+//! InterPodAffinity, PodTopologySpread. The first failing filter is the node's reason.
+//!
+//! Volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding) and DRA are not modelled: the
+//! cluster copy has no PVC/PV/StorageClass objects, so they always pass here.
+
+use super::k8s::{self, PodCtx};
+use super::{Fn, Plugin};
+use crate::cluster::compile::{tolerated, CTaint};
+use crate::conf::Arguments;
+use crate::intern::Sym;
+use crate::model::TaintEffect;
+use crate::resource::PODS;
+use crate::session::fit::Reason;
+use crate::session::tables::{NodeIdx, TaskIdx};
+use crate::session::State;
+
+/// The predicates plugin: which filters are on (`predicate.<Name>Enable`, default true).
+pub struct Predicates {
+    node_affinity: bool,
+    node_ports: bool,
+    taint_toleration: bool,
+    pod_affinity: bool,
+    topology_spread: bool,
+}
+
+impl Predicates {
+    /// Reads `predicate.NodeAffinityEnable`, `predicate.NodePortsEnable`,
+    /// `predicate.TaintTolerationEnable`, `predicate.PodAffinityEnable`,
+    /// `predicate.PodTopologySpreadEnable` (all default true). The volume keys
+    /// (`predicate.NodeVolumeLimitsEnable`, `predicate.VolumeZoneEnable`,
+    /// `predicate.VolumeBindingEnable`) and `predicate.CacheEnable` are accepted and have no
+    /// effect.
+    pub fn open(a: &Arguments) -> Self {
+        let on = |k: &str| a.bool(k).unwrap_or(true);
+        Predicates {
+            node_affinity: on("predicate.NodeAffinityEnable"),
+            node_ports: on("predicate.NodePortsEnable"),
+            taint_toleration: on("predicate.TaintTolerationEnable"),
+            pod_affinity: on("predicate.PodAffinityEnable"),
+            topology_spread: on("predicate.PodTopologySpreadEnable"),
+        }
+    }
+}
+
+/// Whether the pod tolerates `node.kubernetes.io/unschedulable:NoSchedule`.
+fn tolerates_unschedulable(s: &State<'_>, t: TaskIdx) -> bool {
+    let key = s
+        .cluster
+        .names
+        .get("node.kubernetes.io/unschedulable")
+        .unwrap_or(Sym(u32::MAX));
+    let taint = CTaint {
+        key,
+        value: Sym::EMPTY,
+        effect: TaintEffect::NoSchedule,
+    };
+    tolerated(&s.tasks.rec[t.ix()].c.tolerations, &taint)
+}
+
+impl<'a> Plugin<'a> for Predicates {
+    fn name(&self) -> &'static str {
+        "predicates"
+    }
+    fn fns(&self) -> u32 {
+        Fn::PrePredicate.bit() | Fn::Predicate.bit() | Fn::EventHandler.bit()
+    }
+    fn predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        if s.nodes.pod_count[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
+            return Err(Reason::PodNumberExceeded);
+        }
+        let pod = &s.tasks.rec[t.ix()].c;
+        if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
+            return Err(Reason::NodeUnschedulable);
+        }
+        if self.node_affinity && !k8s::node_affinity_ok(s, pod, n) {
+            return Err(Reason::NodeAffinity);
+        }
+        if self.taint_toleration {
+            if let Some((k, v)) = k8s::untolerated_taint(s, pod, n) {
+                return Err(Reason::Taint(k, v));
+            }
+        }
+        if self.node_ports && k8s::ports_conflict(s, pod, n) {
+            return Err(Reason::NodePorts);
+        }
+        if self.pod_affinity {
+            ctx.interpod_filter(s, pod, n)?;
+        }
+        if self.topology_spread {
+            ctx.spread_filter(s, pod, n)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,262 @@
+//! Session close: PodGroup status (Volcano `jobStatus`), pod conditions
+//! (`RecordJobStatusEvent`, `TaskSchedulingReason`), Queue `status.allocated`, events.
+
+use super::tables::*;
+use super::State;
+use crate::decision::*;
+use crate::model::{PodGroupCondition, PodGroupPhase};
+use crate::resource::ResourceList;
+
+/// Volcano `JobInfo.FitError()`: `pod group is not ready, <sorted 'N Status' incl 'N
+/// minAvailable'>; Pending: <sorted 'N reason'>`.
+pub fn job_fit_error(s: &State<'_>, j: JobIdx) -> String {
+    let mut hist: Vec<String> = TaskStatus::ALL
+        .iter()
+        .filter(|st| s.jobs.count(j, **st) > 0)
+        .map(|st| format!("{} {}", s.jobs.count(j, *st), st.as_str()))
+        .collect();
+    hist.push(format!("{} minAvailable", s.jobs.min_available[j.ix()]));
+    hist.sort();
+    let head = if s.jobs.is_ready(j) {
+        "pod group is ready"
+    } else {
+        "pod group is not ready"
+    };
+    let mut msg = format!("{head}, {}", hist.join(", "));
+    let mut reasons: Vec<(String, u32)> = Vec::new();
+    for t in s
+        .jobs
+        .tasks(j)
+        .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending)
+    {
+        let (reason, _) = task_reason(s, j, t);
+        match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((reason, 1)),
+        }
+    }
+    if !reasons.is_empty() {
+        let mut parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        parts.sort();
+        msg.push_str(&format!("; Pending: {}", parts.join(", ")));
+    }
+    if let Some((t, fe)) = s.fit_errors[j.ix()].first() {
+        msg.push_str(&format!(
+            ". Origin reason is {}: {}",
+            s.tasks.rec[t.ix()].spec.name,
+            fe.message(s.cluster)
+        ));
+    }
+    msg
+}
+
+/// Volcano `TaskSchedulingReason`: (reason, message) of a task still waiting, judged by its
+/// last transaction.
+pub fn task_reason(s: &State<'_>, j: JobIdx, t: TaskIdx) -> (String, String) {
+    let spec = &s.tasks.rec[t.ix()].spec;
+    let status = s.tasks.status[t.ix()];
+    let (st, node) =
+        if status == TaskStatus::Pending && s.tasks.last_status[t.ix()] != TaskStatus::Pending {
+            (s.tasks.last_status[t.ix()], s.tasks.last_node[t.ix()])
+        } else {
+            (status, s.tasks.node[t.ix()])
+        };
+    let node_name = |n: u32| {
+        if n == NONE {
+            String::new()
+        } else {
+            s.nodes.rec[n as usize].spec.name.clone()
+        }
+    };
+    match st {
+        TaskStatus::Allocated => (
+            "Schedulable".into(),
+            format!("Pod {}/{} can possibly be assigned to {}, once minAvailable is satisfied", spec.namespace, spec.name, node_name(node)),
+        ),
+        TaskStatus::Pipelined => (
+            "Unschedulable".into(),
+            format!(
+                "Pod {}/{} can possibly be assigned to {}, once resource is released and minAvailable is satisfied",
+                spec.namespace,
+                spec.name,
+                node_name(node)
+            ),
+        ),
+        TaskStatus::Pending => match s.fit_errors_of(j, t) {
+            Some(fe) => ("Unschedulable".into(), fe.message(s.cluster)),
+            None => ("Unschedulable".into(), s.job_fit_error[j.ix()].clone()),
+        },
+        other => (other.as_str().into(), s.job_fit_error[j.ix()].clone()),
+    }
+}
+
+/// Volcano `jobStatus`: the phase and counts after the session.
+fn phase_of(s: &State<'_>, j: JobIdx, unschedulable_now: bool) -> PodGroupPhase {
+    let running = s.jobs.count(j, TaskStatus::Running);
+    if running > 0 && unschedulable_now {
+        return PodGroupPhase::Unknown;
+    }
+    let mut scheduled = 0;
+    let mut completed = 0;
+    for t in s.jobs.tasks(j) {
+        let st = s.tasks.status[t.ix()];
+        if st.scheduled() || (st == TaskStatus::Releasing && s.tasks.node[t.ix()] != NONE) {
+            scheduled += 1;
+        }
+        if st.completed() {
+            completed += 1;
+        }
+    }
+    if scheduled >= s.jobs.min_available[j.ix()] {
+        if scheduled > 0 && completed == scheduled {
+            PodGroupPhase::Completed
+        } else {
+            PodGroupPhase::Running
+        }
+    } else if s.jobs.phase[j.ix()] == PodGroupPhase::Inqueue {
+        PodGroupPhase::Inqueue
+    } else {
+        PodGroupPhase::Pending
+    }
+}
+
+fn same_condition(a: &PodGroupCondition, b: &PodGroupCondition) -> bool {
+    a.kind == b.kind && a.status == b.status && a.reason == b.reason && a.message == b.message
+}
+
+/// Builds the cycle's decisions from a closed session.
+pub(super) fn decisions(s: &State<'_>) -> Decisions {
+    let mut out = Decisions {
+        binds: s
+            .binds
+            .iter()
+            .map(|&(t, n)| Bind {
+                pod: s.tasks.pod[t.ix()],
+                node: s.nodes.id[n.ix()],
+            })
+            .collect(),
+        evictions: s
+            .evictions
+            .iter()
+            .map(|(t, r)| Eviction {
+                pod: s.tasks.pod[t.ix()],
+                reason: r.clone(),
+            })
+            .collect(),
+        skipped: s.skipped.clone(),
+        events: s.events.clone(),
+        ..Default::default()
+    };
+    for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
+        if s.tasks.status[t.ix()] == TaskStatus::Pipelined {
+            out.pipelined.push(Pipelined {
+                pod: s.tasks.pod[t.ix()],
+                node: s.nodes.id[s.tasks.node[t.ix()] as usize],
+            });
+        }
+    }
+    for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
+        let rec = s.jobs.rec[j.ix()];
+        let cond = s.job_condition[j.ix()].as_ref();
+        let unschedulable_now =
+            cond.is_some_and(|c| c.kind == "Unschedulable" && c.status == "True");
+        let phase = phase_of(s, j, unschedulable_now);
+        let mut conditions = rec.spec.conditions.clone();
+        let mut cond_changed = false;
+        if let Some(c) = cond {
+            match conditions.iter_mut().find(|x| x.kind == c.kind) {
+                Some(x) => {
+                    cond_changed = !same_condition(x, c);
+                    *x = c.clone();
+                }
+                None => {
+                    cond_changed = true;
+                    conditions.push(c.clone());
+                }
+            }
+        }
+        let running = s.jobs.count(j, TaskStatus::Running) as i32;
+        let succeeded = s.jobs.count(j, TaskStatus::Succeeded) as i32;
+        let failed = s.jobs.count(j, TaskStatus::Failed) as i32;
+        let changed = cond_changed || phase != rec.spec.phase;
+        if matches!(
+            phase,
+            PodGroupPhase::Unknown | PodGroupPhase::Pending | PodGroupPhase::Inqueue
+        ) {
+            let pending = s.jobs.count(j, TaskStatus::Pending);
+            out.events.push(Event {
+                group: s.jobs.group[j.ix()],
+                kind: "Warning",
+                reason: "Unschedulable".into(),
+                message: format!(
+                    "{}/{} tasks in gang unschedulable: {}",
+                    pending,
+                    s.jobs.task_count(j),
+                    job_fit_error(s, j)
+                ),
+            });
+        } else if changed {
+            out.events.push(Event {
+                group: s.jobs.group[j.ix()],
+                kind: "Normal",
+                reason: "Scheduled".into(),
+                message: "pod group is ready".into(),
+            });
+        }
+        out.pod_groups.push(PodGroupStatus {
+            group: s.jobs.group[j.ix()],
+            phase,
+            conditions,
+            running,
+            succeeded,
+            failed,
+            changed,
+        });
+        for t in s.jobs.tasks(j) {
+            let st = s.tasks.status[t.ix()];
+            if !matches!(
+                st,
+                TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined
+            ) || s.tasks.rec[t.ix()].spec.scheduling_gated
+            {
+                continue;
+            }
+            let (reason, mut message) = task_reason(s, j, t);
+            if message.is_empty() {
+                message = "all nodes are unavailable".into();
+            }
+            out.unschedulable.push(PodCondition {
+                pod: s.tasks.pod[t.ix()],
+                reason,
+                message,
+            });
+        }
+    }
+    // Queue status.allocated: Σ Resreq of allocated-status tasks per queue.
+    let dims = s.dims;
+    let mut alloc = vec![0i64; s.queues.len * dims];
+    for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
+        let Some(j) = s.tasks.job_of(t) else { continue };
+        if !s.tasks.status[t.ix()].allocated() {
+            continue;
+        }
+        let q = s.jobs.queue[j.ix()] as usize;
+        for (d, v) in s.tasks.req(t, dims).iter().enumerate() {
+            alloc[q * dims + d] += v;
+        }
+    }
+    for q in 0..s.queues.len {
+        let mut list = ResourceList::new();
+        for d in 0..dims {
+            let v = alloc[q * dims + d];
+            if v != 0 || d < 2 {
+                list.insert(s.cluster.resources.name(d).to_string(), v);
+            }
+        }
+        out.queues.push(QueueStatus {
+            name: s.queues.rec[q].spec.name.clone(),
+            allocated: list,
+        });
+    }
+    out
+}

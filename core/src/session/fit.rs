@@ -1,0 +1,146 @@
+//! Why a task did not fit a node, and the messages Volcano writes for it
+//! (`pkg/scheduler/api/unschedule_info.go`, kube-scheduler filter reasons).
+
+use crate::cluster::Cluster;
+use crate::intern::Sym;
+
+/// One node's reason for rejecting a task. Copy and small: formatted only when reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// `Insufficient <resource>` (dimension index), from allocate's resource check.
+    Insufficient(u16),
+    /// `node(s) pod number exceeded` (Volcano predicates).
+    PodNumberExceeded,
+    /// `node(s) were unschedulable` (NodeUnschedulable).
+    NodeUnschedulable,
+    /// `node(s) didn't match Pod's node affinity/selector` (NodeAffinity).
+    NodeAffinity,
+    /// `node(s) had untolerated taint {key: value}` (TaintToleration).
+    Taint(Sym, Sym),
+    /// `node(s) didn't have free ports for the requested pod ports` (NodePorts).
+    NodePorts,
+    /// `node(s) didn't match pod affinity rules` (InterPodAffinity).
+    PodAffinity,
+    /// `node(s) didn't match pod anti-affinity rules` (InterPodAffinity).
+    PodAntiAffinity,
+    /// `node(s) didn't satisfy existing pods anti-affinity rules` (InterPodAffinity).
+    ExistingAntiAffinity,
+    /// `node(s) didn't match pod topology spread constraints` (PodTopologySpread).
+    Spread,
+    /// `node(s) didn't match pod topology spread constraints (missing required label)`.
+    SpreadMissingLabel,
+}
+
+impl Reason {
+    /// kube-scheduler's `UnschedulableAndUnresolvable`: preemption cannot help on that node.
+    pub fn unresolvable(self) -> bool {
+        matches!(
+            self,
+            Reason::NodeUnschedulable
+                | Reason::NodeAffinity
+                | Reason::Taint(..)
+                | Reason::PodAffinity
+                | Reason::SpreadMissingLabel
+        )
+    }
+
+    /// The message text.
+    pub fn text(self, c: &Cluster) -> String {
+        match self {
+            Reason::Insufficient(d) => format!("Insufficient {}", c.resources.name(d as usize)),
+            Reason::PodNumberExceeded => "node(s) pod number exceeded".into(),
+            Reason::NodeUnschedulable => "node(s) were unschedulable".into(),
+            Reason::NodeAffinity => "node(s) didn't match Pod's node affinity/selector".into(),
+            Reason::Taint(k, v) => format!(
+                "node(s) had untolerated taint {{{}: {}}}",
+                c.names.resolve(k),
+                c.names.resolve(v)
+            ),
+            Reason::NodePorts => {
+                "node(s) didn't have free ports for the requested pod ports".into()
+            }
+            Reason::PodAffinity => "node(s) didn't match pod affinity rules".into(),
+            Reason::PodAntiAffinity => "node(s) didn't match pod anti-affinity rules".into(),
+            Reason::ExistingAntiAffinity => {
+                "node(s) didn't satisfy existing pods anti-affinity rules".into()
+            }
+            Reason::Spread => "node(s) didn't match pod topology spread constraints".into(),
+            Reason::SpreadMissingLabel => {
+                "node(s) didn't match pod topology spread constraints (missing required label)"
+                    .into()
+            }
+        }
+    }
+}
+
+/// Volcano's `FitErrors` for one task: how many nodes rejected it, for which reasons, or a
+/// message that replaces the node histogram.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FitErrors {
+    /// Nodes that reported an error.
+    pub nodes: u32,
+    /// Reason → number of nodes, in first-seen order.
+    pub histogram: Vec<(Reason, u32)>,
+    /// `SetError` text (replaces the `0/N nodes are unavailable` prefix).
+    pub error: Option<String>,
+}
+
+impl FitErrors {
+    /// Records that one node rejected the task for `r`.
+    pub fn add(&mut self, r: Reason) {
+        self.nodes += 1;
+        match self.histogram.iter_mut().find(|(x, _)| *x == r) {
+            Some((_, n)) => *n += 1,
+            None => self.histogram.push((r, 1)),
+        }
+    }
+
+    /// A FitErrors that only carries `msg`.
+    pub fn message_only(msg: String) -> Self {
+        FitErrors {
+            nodes: 0,
+            histogram: Vec::new(),
+            error: Some(msg),
+        }
+    }
+
+    /// Volcano's `FitErrors.Error()`: `0/<N> nodes are unavailable: <sorted 'count reason'>.`
+    pub fn message(&self, c: &Cluster) -> String {
+        let head = self
+            .error
+            .clone()
+            .unwrap_or_else(|| format!("0/{} nodes are unavailable", self.nodes));
+        if self.histogram.is_empty() {
+            return if self.error.is_some() {
+                head
+            } else {
+                "all nodes are unavailable".to_string()
+            };
+        }
+        let mut parts: Vec<String> = self
+            .histogram
+            .iter()
+            .map(|(r, n)| format!("{n} {}", r.text(c)))
+            .collect();
+        parts.sort();
+        format!("{head}: {}.", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_sorts_count_reason_strings() {
+        let mut c = Cluster::new();
+        let k = c.names.intern("dedicated");
+        let v = c.names.intern("gpu");
+        let mut f = FitErrors::default();
+        f.add(Reason::Taint(k, v));
+        f.add(Reason::Insufficient(0));
+        f.add(Reason::Taint(k, v));
+        assert_eq!(f.message(&c), "0/3 nodes are unavailable: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.");
+        assert_eq!(FitErrors::message_only("x".into()).message(&c), "x");
+    }
+}

@@ -1,0 +1,316 @@
+//! The plugins of a session by tier, and Volcano's rules for combining their functions
+//! (`framework/session_plugins.go`; volcano-behaviour.md §1.5):
+//! orders take the first non-`Equal` answer, then a total fallback; predicates AND (first
+//! error wins); node scores add up; overused ORs; allocatable and job ready AND; pipelined and
+//! enqueueable vote (any Reject ⇒ no, a tier with a Permit ⇒ yes, else next tier, default yes);
+//! starving is decided by the first tier that has a function (none ⇒ false); job valid takes the
+//! first failure.
+
+use super::fit::Reason;
+use super::tables::*;
+use super::State;
+use crate::conf::{EnableFlags, SchedulerConf};
+use crate::plugins::{self, k8s::PodCtx, Fn, Invalid, Plugin, Vote};
+use std::cmp::Ordering;
+
+/// A plugin in its tier, with the functions it registers that its flags leave on.
+pub struct Slot<'a> {
+    /// The plugin.
+    pub plugin: Box<dyn Plugin<'a> + 'a>,
+    /// Mask of registered and enabled [`Fn`]s.
+    pub active: u32,
+}
+
+/// Plugins of a session, by tier.
+pub struct Plugins<'a> {
+    /// Tiers in order.
+    pub tiers: Vec<Vec<Slot<'a>>>,
+}
+
+fn active_mask(p: &dyn Plugin<'_>, flags: &EnableFlags) -> u32 {
+    let reg = p.fns();
+    let mut m = 0;
+    for f in ALL_FNS {
+        if reg & f.bit() != 0 && f.flag().is_none_or(|fl| flags.on(fl)) {
+            m |= f.bit();
+        }
+    }
+    m
+}
+
+const ALL_FNS: [Fn; 19] = [
+    Fn::JobOrder,
+    Fn::QueueOrder,
+    Fn::TaskOrder,
+    Fn::PrePredicate,
+    Fn::Predicate,
+    Fn::NodeOrder,
+    Fn::BatchNodeOrder,
+    Fn::Overused,
+    Fn::Allocatable,
+    Fn::JobReady,
+    Fn::JobPipelined,
+    Fn::JobEnqueueable,
+    Fn::JobEnqueued,
+    Fn::JobValid,
+    Fn::JobStarving,
+    Fn::Preemptable,
+    Fn::Reclaimable,
+    Fn::Preemptive,
+    Fn::EventHandler,
+];
+
+impl<'a> Plugins<'a> {
+    /// Instantiates the conf's plugins (Volcano `OnSessionOpen`, tier by tier).
+    pub fn open(conf: &SchedulerConf, s: &State<'a>) -> Self {
+        let tiers = conf
+            .tiers
+            .iter()
+            .map(|t| {
+                t.plugins
+                    .iter()
+                    .filter_map(|opt| {
+                        let plugin = plugins::build(opt, s)?;
+                        let active = active_mask(plugin.as_ref(), &opt.flags);
+                        Some(Slot { plugin, active })
+                    })
+                    .collect()
+            })
+            .collect();
+        Plugins { tiers }
+    }
+
+    fn each(&self, f: Fn) -> impl Iterator<Item = &dyn Plugin<'a>> + '_ {
+        self.tiers
+            .iter()
+            .flatten()
+            .filter(move |s| s.active & f.bit() != 0)
+            .map(|s| s.plugin.as_ref())
+    }
+
+    /// Whether any plugin has `f` active.
+    pub fn any(&self, f: Fn) -> bool {
+        self.each(f).next().is_some()
+    }
+
+    /// Job order (Volcano `JobOrderFn`): plugins, then creation time, then UID.
+    pub fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+        for p in self.each(Fn::JobOrder) {
+            let o = p.job_order(s, l, r);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        let j = &s.jobs;
+        j.creation[l.ix()]
+            .cmp(&j.creation[r.ix()])
+            .then_with(|| {
+                s.cluster
+                    .names
+                    .resolve(j.uid[l.ix()])
+                    .cmp(s.cluster.names.resolve(j.uid[r.ix()]))
+            })
+            .then(l.cmp(&r))
+    }
+
+    /// Queue order (Volcano `QueueOrderFn`): plugins, then creation time, then name.
+    pub fn queue_order(&self, s: &State<'a>, l: QueueIdx, r: QueueIdx) -> Ordering {
+        for p in self.each(Fn::QueueOrder) {
+            let o = p.queue_order(s, l, r);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        let (lq, rq) = (s.queues.rec[l.ix()], s.queues.rec[r.ix()]);
+        lq.spec
+            .creation_ms
+            .cmp(&rq.spec.creation_ms)
+            .then_with(|| lq.spec.name.cmp(&rq.spec.name))
+    }
+
+    /// Task order (Volcano `TaskOrderFn` + `helpers.CompareTask`): plugins, then the numeric
+    /// suffix of the pod name when both have one, then creation time, then UID.
+    pub fn task_order(&self, s: &State<'a>, l: TaskIdx, r: TaskIdx) -> Ordering {
+        for p in self.each(Fn::TaskOrder) {
+            let o = p.task_order(s, l, r);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        let (li, ri) = (s.tasks.name_index[l.ix()], s.tasks.name_index[r.ix()]);
+        if li != u64::MAX && ri != u64::MAX && li != ri {
+            return li.cmp(&ri);
+        }
+        let (lp, rp) = (&s.tasks.rec[l.ix()].spec, &s.tasks.rec[r.ix()].spec);
+        lp.creation_ms
+            .cmp(&rp.creation_ms)
+            .then_with(|| lp.uid.cmp(&rp.uid))
+            .then(l.cmp(&r))
+    }
+
+    /// PrePredicate: AND, first error.
+    pub fn pre_predicate(&self, s: &State<'a>, t: TaskIdx) -> Result<(), String> {
+        for p in self.each(Fn::PrePredicate) {
+            p.pre_predicate(s, t)?;
+        }
+        Ok(())
+    }
+
+    /// Predicate: AND, first error.
+    #[inline]
+    pub fn predicate(
+        &self,
+        s: &State<'a>,
+        ctx: &PodCtx,
+        t: TaskIdx,
+        n: NodeIdx,
+    ) -> Result<(), Reason> {
+        for p in self.each(Fn::Predicate) {
+            p.predicate(s, ctx, t, n)?;
+        }
+        Ok(())
+    }
+
+    /// Whether any plugin scores nodes.
+    pub fn scores_nodes(&self) -> bool {
+        self.any(Fn::NodeOrder) || self.any(Fn::BatchNodeOrder)
+    }
+
+    /// Node scores: Σ NodeOrder + Σ BatchNodeOrder, written into `out` (zeroed first).
+    pub fn score_nodes(
+        &self,
+        s: &State<'a>,
+        ctx: &PodCtx,
+        t: TaskIdx,
+        nodes: &[NodeIdx],
+        out: &mut [f64],
+    ) {
+        out.iter_mut().for_each(|x| *x = 0.0);
+        let order: Vec<&dyn Plugin<'a>> = self.each(Fn::NodeOrder).collect();
+        if !order.is_empty() {
+            let score = |n: NodeIdx| {
+                order
+                    .iter()
+                    .map(|p| p.node_order(s, ctx, t, n))
+                    .sum::<f64>()
+            };
+            if nodes.len() >= crate::limits::PARALLEL_NODE_THRESHOLD {
+                use rayon::prelude::*;
+                out.par_iter_mut()
+                    .zip(nodes.par_iter())
+                    .for_each(|(o, &n)| *o = score(n));
+            } else {
+                for (o, &n) in out.iter_mut().zip(nodes) {
+                    *o = score(n);
+                }
+            }
+        }
+        for p in self.each(Fn::BatchNodeOrder) {
+            p.batch_node_order(s, ctx, t, nodes, out);
+        }
+    }
+
+    /// Overused: OR.
+    pub fn overused(&self, s: &State<'a>, q: QueueIdx) -> bool {
+        self.each(Fn::Overused).any(|p| p.overused(s, q))
+    }
+
+    /// Allocatable: AND.
+    pub fn allocatable(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
+        self.each(Fn::Allocatable).all(|p| p.allocatable(s, q, t))
+    }
+
+    /// JobReady: AND (true when none).
+    pub fn job_ready(&self, s: &State<'a>, j: JobIdx) -> bool {
+        self.each(Fn::JobReady).all(|p| p.job_ready(s, j))
+    }
+
+    fn vote(&self, f: Fn, mut ask: impl FnMut(&dyn Plugin<'a>) -> Vote) -> bool {
+        for tier in &self.tiers {
+            let mut permit = false;
+            for slot in tier.iter().filter(|s| s.active & f.bit() != 0) {
+                match ask(slot.plugin.as_ref()) {
+                    Vote::Reject => return false,
+                    Vote::Permit => permit = true,
+                    Vote::Abstain => {}
+                }
+            }
+            if permit {
+                return true;
+            }
+        }
+        true
+    }
+
+    /// JobPipelined: votes.
+    pub fn job_pipelined(&self, s: &State<'a>, j: JobIdx) -> bool {
+        self.vote(Fn::JobPipelined, |p| p.job_pipelined(s, j))
+    }
+
+    /// JobEnqueueable: votes.
+    pub fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> bool {
+        self.vote(Fn::JobEnqueueable, |p| p.job_enqueueable(s, j))
+    }
+
+    /// JobEnqueued: every plugin that registered it.
+    pub fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {
+        for slot in self
+            .tiers
+            .iter_mut()
+            .flatten()
+            .filter(|x| x.active & Fn::JobEnqueued.bit() != 0)
+        {
+            slot.plugin.job_enqueued(s, j);
+        }
+    }
+
+    /// JobValid: the first failure.
+    pub fn job_valid(&self, s: &State<'a>, j: JobIdx) -> Option<Invalid> {
+        self.each(Fn::JobValid).find_map(|p| p.job_valid(s, j))
+    }
+
+    /// JobStarving: the first tier with a function decides (AND inside it); none ⇒ false.
+    pub fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
+        for tier in &self.tiers {
+            let fns: Vec<_> = tier
+                .iter()
+                .filter(|x| x.active & Fn::JobStarving.bit() != 0)
+                .collect();
+            if !fns.is_empty() {
+                return fns.iter().all(|x| x.plugin.job_starving(s, j));
+            }
+        }
+        false
+    }
+
+    /// AllocateFunc event to every plugin with an event handler.
+    pub fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
+        for slot in self
+            .tiers
+            .iter_mut()
+            .flatten()
+            .filter(|x| x.active & Fn::EventHandler.bit() != 0)
+        {
+            slot.plugin.on_allocate(s, t);
+        }
+    }
+
+    /// DeallocateFunc event to every plugin with an event handler.
+    pub fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
+        for slot in self
+            .tiers
+            .iter_mut()
+            .flatten()
+            .filter(|x| x.active & Fn::EventHandler.bit() != 0)
+        {
+            slot.plugin.on_deallocate(s, t);
+        }
+    }
+
+    /// OnSessionClose of every plugin, in tier order.
+    pub fn close(&mut self, s: &mut State<'a>) {
+        for slot in self.tiers.iter_mut().flatten() {
+            slot.plugin.on_close(s);
+        }
+    }
+}

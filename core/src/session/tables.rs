@@ -1,0 +1,336 @@
+//! Struct-of-arrays tables of one session, cut from the session arena: nodes, tasks, jobs and
+//! queues. Resource columns of nodes are column-major (`d * n_nodes + node`) so a resource
+//! check over all nodes is a scan of one column; task requests are row-major
+//! (`task * dims + d`).
+
+use crate::cluster::{NodeId, NodeRec, PodGroupId, PodGroupRec, PodId, PodRec, QueueRec};
+use crate::intern::Sym;
+use crate::model::PodGroupPhase;
+
+/// "No index" in `u32` index columns.
+pub const NONE: u32 = u32::MAX;
+
+macro_rules! idx {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+        impl $name {
+            /// As a `usize` index.
+            #[inline]
+            pub fn ix(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+idx!(
+    /// Row of a node in [`NodeTable`].
+    NodeIdx
+);
+idx!(
+    /// Row of a task in [`TaskTable`].
+    TaskIdx
+);
+idx!(
+    /// Row of a job in [`JobTable`].
+    JobIdx
+);
+idx!(
+    /// Row of a queue in [`QueueTable`].
+    QueueIdx
+);
+
+/// Volcano's task status machine (`pkg/scheduler/api/types.go`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum TaskStatus {
+    /// Waiting for a node.
+    Pending = 0,
+    /// Given a node in this session, not yet bound.
+    Allocated,
+    /// Waiting on a node for resources being released.
+    Pipelined,
+    /// Bind sent.
+    Binding,
+    /// Bound to a node, not running yet.
+    Bound,
+    /// Running.
+    Running,
+    /// Being deleted/evicted.
+    Releasing,
+    /// Completed successfully.
+    Succeeded,
+    /// Completed with failure.
+    Failed,
+    /// Unknown.
+    Unknown,
+}
+
+/// Number of [`TaskStatus`] values.
+pub const N_STATUS: usize = 10;
+
+impl TaskStatus {
+    /// Volcano's `AllocatedStatus`: Bound, Binding, Running, Allocated.
+    #[inline]
+    pub fn allocated(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Bound | TaskStatus::Binding | TaskStatus::Running | TaskStatus::Allocated
+        )
+    }
+
+    /// Volcano's `CompletedStatus`: Succeeded, Failed.
+    #[inline]
+    pub fn completed(self) -> bool {
+        matches!(self, TaskStatus::Succeeded | TaskStatus::Failed)
+    }
+
+    /// Volcano's `ScheduledStatus`: Running, Bound, Failed, Succeeded.
+    #[inline]
+    pub fn scheduled(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Running | TaskStatus::Bound | TaskStatus::Failed | TaskStatus::Succeeded
+        )
+    }
+
+    /// Volcano's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "Pending",
+            TaskStatus::Allocated => "Allocated",
+            TaskStatus::Pipelined => "Pipelined",
+            TaskStatus::Binding => "Binding",
+            TaskStatus::Bound => "Bound",
+            TaskStatus::Running => "Running",
+            TaskStatus::Releasing => "Releasing",
+            TaskStatus::Succeeded => "Succeeded",
+            TaskStatus::Failed => "Failed",
+            TaskStatus::Unknown => "Unknown",
+        }
+    }
+
+    /// All statuses, in declaration order.
+    pub const ALL: [TaskStatus; N_STATUS] = [
+        TaskStatus::Pending,
+        TaskStatus::Allocated,
+        TaskStatus::Pipelined,
+        TaskStatus::Binding,
+        TaskStatus::Bound,
+        TaskStatus::Running,
+        TaskStatus::Releasing,
+        TaskStatus::Succeeded,
+        TaskStatus::Failed,
+        TaskStatus::Unknown,
+    ];
+}
+
+/// Nodes of the session (Ready nodes of the cluster, in name order).
+pub struct NodeTable<'a> {
+    /// Number of nodes.
+    pub len: usize,
+    /// Cluster id.
+    pub id: &'a [NodeId],
+    /// The node record (name, labels, taints).
+    pub rec: &'a [&'a NodeRec],
+    /// `allocatable`, column-major.
+    pub allocatable: &'a [i64],
+    /// `idle` = allocatable − used, column-major.
+    pub idle: &'a mut [i64],
+    /// `used`, column-major.
+    pub used: &'a mut [i64],
+    /// `releasing`, column-major.
+    pub releasing: &'a mut [i64],
+    /// `pipelined`, column-major.
+    pub pipelined: &'a mut [i64],
+    /// Requested CPU with kube-scheduler's non-zero defaults (millicores), for scoring.
+    pub nonzero_cpu: &'a mut [i64],
+    /// Requested memory with kube-scheduler's non-zero defaults (bytes), for scoring.
+    pub nonzero_mem: &'a mut [i64],
+    /// Tasks on the node (any status but Pending), for the pod-count predicate.
+    pub pod_count: &'a mut [u32],
+    /// First task on the node (intrusive list through [`TaskTable::next_on_node`]).
+    pub head: &'a mut [u32],
+}
+
+/// Tasks (pods) of the session: every pod of every job, then pods without a job that use node
+/// resources.
+pub struct TaskTable<'a> {
+    /// Number of tasks.
+    pub len: usize,
+    /// Cluster id.
+    pub pod: &'a [PodId],
+    /// The pod record.
+    pub rec: &'a [&'a PodRec],
+    /// Job row, or [`NONE`] for a pod without a PodGroup.
+    pub job: &'a [u32],
+    /// Status.
+    pub status: &'a mut [TaskStatus],
+    /// Node row, or [`NONE`].
+    pub node: &'a mut [u32],
+    /// `Resreq`, row-major.
+    pub resreq: &'a [i64],
+    /// `InitResreq`, row-major.
+    pub init_resreq: &'a [i64],
+    /// Task priority.
+    pub priority: &'a [i32],
+    /// BestEffort: empty `InitResreq` ignoring pods.
+    pub best_effort: &'a [bool],
+    /// Numeric suffix of the pod name (Volcano's default task order), `u64::MAX` when none.
+    pub name_index: &'a [u64],
+    /// Next task on the same node.
+    pub next_on_node: &'a mut [u32],
+    /// Previous task on the same node.
+    pub prev_on_node: &'a mut [u32],
+    /// Status and node before the last discard (Volcano `LastTransaction`), for reasons.
+    pub last_status: &'a mut [TaskStatus],
+    /// Node of the last discarded transaction.
+    pub last_node: &'a mut [u32],
+}
+
+/// Jobs of the session: PodGroups whose queue exists, in `namespace/name` order.
+pub struct JobTable<'a> {
+    /// Number of jobs.
+    pub len: usize,
+    /// Cluster id.
+    pub group: &'a [PodGroupId],
+    /// The PodGroup record.
+    pub rec: &'a [&'a PodGroupRec],
+    /// Queue row.
+    pub queue: &'a [u32],
+    /// `minMember`.
+    pub min_available: &'a [i32],
+    /// Σ `minTaskMember`.
+    pub min_task_total: &'a [i32],
+    /// Job priority (PriorityClass value).
+    pub priority: &'a [i32],
+    /// Creation time, ms.
+    pub creation: &'a [i64],
+    /// Interned `ns/name` (the job UID).
+    pub uid: &'a [Sym],
+    /// Phase, as enqueue/allocate change it.
+    pub phase: &'a mut [PodGroupPhase],
+    /// First task row.
+    pub task_start: &'a [u32],
+    /// One past the last task row.
+    pub task_end: &'a [u32],
+    /// Task counts per status.
+    pub counts: &'a mut [[u32; super::tables::N_STATUS]],
+    /// Pending BestEffort tasks.
+    pub pending_best_effort: &'a mut [u32],
+}
+
+/// Queues of the session (every Queue, in name order).
+pub struct QueueTable<'a> {
+    /// Number of queues.
+    pub len: usize,
+    /// Interned name.
+    pub name: &'a [Sym],
+    /// The queue record.
+    pub rec: &'a [&'a QueueRec],
+}
+
+impl TaskTable<'_> {
+    /// Row of `t`'s `Resreq`.
+    #[inline]
+    pub fn req(&self, t: TaskIdx, dims: usize) -> &[i64] {
+        &self.resreq[t.ix() * dims..(t.ix() + 1) * dims]
+    }
+
+    /// Row of `t`'s `InitResreq`.
+    #[inline]
+    pub fn init_req(&self, t: TaskIdx, dims: usize) -> &[i64] {
+        &self.init_resreq[t.ix() * dims..(t.ix() + 1) * dims]
+    }
+
+    /// Job of `t`, if any.
+    #[inline]
+    pub fn job_of(&self, t: TaskIdx) -> Option<JobIdx> {
+        let j = self.job[t.ix()];
+        (j != NONE).then_some(JobIdx(j))
+    }
+
+    /// Node of `t`, if any.
+    #[inline]
+    pub fn node_of(&self, t: TaskIdx) -> Option<NodeIdx> {
+        let n = self.node[t.ix()];
+        (n != NONE).then_some(NodeIdx(n))
+    }
+}
+
+impl JobTable<'_> {
+    /// Task rows of `j`.
+    #[inline]
+    pub fn tasks(&self, j: JobIdx) -> impl Iterator<Item = TaskIdx> + Clone {
+        (self.task_start[j.ix()]..self.task_end[j.ix()]).map(TaskIdx)
+    }
+
+    /// Number of tasks of `j`.
+    #[inline]
+    pub fn task_count(&self, j: JobIdx) -> u32 {
+        self.task_end[j.ix()] - self.task_start[j.ix()]
+    }
+
+    /// Tasks of `j` in status `s`.
+    #[inline]
+    pub fn count(&self, j: JobIdx, s: TaskStatus) -> u32 {
+        self.counts[j.ix()][s as usize]
+    }
+
+    /// Volcano `ReadyTaskNum`: Bound + Binding + Running + Allocated + Succeeded.
+    pub fn ready_num(&self, j: JobIdx) -> i32 {
+        let c = &self.counts[j.ix()];
+        (c[TaskStatus::Bound as usize]
+            + c[TaskStatus::Binding as usize]
+            + c[TaskStatus::Running as usize]
+            + c[TaskStatus::Allocated as usize]
+            + c[TaskStatus::Succeeded as usize]) as i32
+    }
+
+    /// Volcano `WaitingTaskNum`: Pipelined.
+    pub fn waiting_num(&self, j: JobIdx) -> i32 {
+        self.counts[j.ix()][TaskStatus::Pipelined as usize] as i32
+    }
+
+    /// Volcano `ValidTaskNum`: allocated-status + Succeeded + Pipelined + Pending.
+    pub fn valid_num(&self, j: JobIdx) -> i32 {
+        let c = &self.counts[j.ix()];
+        self.ready_num(j)
+            + (c[TaskStatus::Pipelined as usize] + c[TaskStatus::Pending as usize]) as i32
+    }
+
+    /// Volcano `IsReady`: Ready + pending BestEffort ≥ minAvailable.
+    pub fn is_ready(&self, j: JobIdx) -> bool {
+        self.ready_num(j) + self.pending_best_effort[j.ix()] as i32 >= self.min_available[j.ix()]
+    }
+
+    /// Volcano `IsPipelined`: Waiting + Ready + pending BestEffort ≥ minAvailable.
+    pub fn is_pipelined(&self, j: JobIdx) -> bool {
+        self.waiting_num(j) + self.ready_num(j) + self.pending_best_effort[j.ix()] as i32
+            >= self.min_available[j.ix()]
+    }
+
+    /// Volcano `IsStarving`: Waiting + Ready < minAvailable.
+    pub fn is_starving(&self, j: JobIdx) -> bool {
+        self.waiting_num(j) + self.ready_num(j) < self.min_available[j.ix()]
+    }
+
+    /// Volcano `IsPending`: phase Pending or unset.
+    pub fn is_pending(&self, j: JobIdx) -> bool {
+        matches!(
+            self.phase[j.ix()],
+            PodGroupPhase::Pending | PodGroupPhase::Empty
+        )
+    }
+}
+
+/// Numeric suffix of a pod name after its last `-` (Volcano's default task order key).
+pub fn name_index(name: &str) -> u64 {
+    match name.rsplit_once('-') {
+        Some((_, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => {
+            tail.parse().unwrap_or(u64::MAX)
+        }
+        _ => u64::MAX,
+    }
+}

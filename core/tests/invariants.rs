@@ -1,0 +1,212 @@
+//! Property tests of the scheduling core on random clusters: no node over its allocatable,
+//! gangs bound all-or-nothing, Statement discard restores the session exactly, and the same
+//! input and seed give the same decisions.
+
+use basalt_core::cluster::Cluster;
+use basalt_core::conf::SchedulerConf;
+use basalt_core::session::tables::{NodeIdx, TaskIdx, TaskStatus};
+use basalt_core::session::Session;
+use basalt_core::workload::{generate, Variant, WorkloadSpec};
+use basalt_core::{run_cycle, CycleOptions, Decisions};
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+fn variant() -> impl Strategy<Value = Variant> {
+    prop_oneof![
+        Just(Variant::Identical),
+        Just(Variant::Distinct),
+        Just(Variant::Selectors),
+        Just(Variant::Taints),
+        Just(Variant::AntiAffinity)
+    ]
+}
+
+fn spec() -> impl Strategy<Value = WorkloadSpec> {
+    (
+        1usize..12,
+        1usize..120,
+        1usize..6,
+        1usize..4,
+        variant(),
+        any::<u64>(),
+    )
+        .prop_map(|(nodes, pods, gang, queues, variant, seed)| WorkloadSpec {
+            nodes,
+            pods,
+            gang,
+            queues,
+            variant,
+            seed,
+        })
+}
+
+fn cluster(spec: &WorkloadSpec, shrink_nodes: bool) -> Cluster {
+    let mut c = Cluster::new();
+    for mut d in generate(spec) {
+        if shrink_nodes {
+            // Small nodes make capacity scarce so gangs really compete.
+            if let basalt_core::Delta::Node(n) = &mut d {
+                n.allocatable.insert("cpu".into(), 4000);
+                n.allocatable.insert("memory".into(), 8 << 30);
+                n.allocatable.insert("pods".into(), 6);
+            }
+        }
+        c.apply(d).expect("generated objects are valid");
+    }
+    c
+}
+
+const CONF_BINPACK: &str = "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n";
+
+fn check_capacity(c: &Cluster, d: &Decisions) -> Result<(), TestCaseError> {
+    let mut used: HashMap<basalt_core::cluster::NodeId, (i64, i64, i64)> = HashMap::new();
+    for b in &d.binds {
+        let p = c.pod(b.pod).unwrap();
+        let e = used.entry(b.node).or_default();
+        e.0 += p.resreq.get(0);
+        e.1 += p.resreq.get(1);
+        e.2 += 1;
+    }
+    for (n, (cpu, mem, pods)) in used {
+        let a = &c.node(n).unwrap().allocatable;
+        prop_assert!(
+            cpu <= a.get(0),
+            "cpu over allocatable on {}",
+            c.node(n).unwrap().spec.name
+        );
+        prop_assert!(mem <= a.get(1), "memory over allocatable");
+        prop_assert!(pods <= a.get(2), "pods over allocatable");
+    }
+    Ok(())
+}
+
+fn check_gangs(c: &Cluster, d: &Decisions) -> Result<(), TestCaseError> {
+    let mut per: HashMap<(String, String), i32> = HashMap::new();
+    for b in &d.binds {
+        let p = &c.pod(b.pod).unwrap().spec;
+        *per.entry((p.namespace.clone(), p.group.clone().unwrap()))
+            .or_default() += 1;
+    }
+    for ((ns, g), n) in per {
+        let pg = c.pod_group(c.pod_group_id(&ns, &g).unwrap()).unwrap();
+        prop_assert!(
+            n >= pg.spec.min_member,
+            "{ns}/{g}: {n} bound < minMember {}",
+            pg.spec.min_member
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    #[test]
+    fn no_overcommit_and_gangs_all_or_nothing(spec in spec(), scarce in any::<bool>(), binpack in any::<bool>()) {
+        let c = cluster(&spec, scarce);
+        let conf = if binpack { SchedulerConf::parse(CONF_BINPACK).unwrap().0 } else { SchedulerConf::default() };
+        let d = run_cycle(&c, &conf, &CycleOptions { seed: spec.seed, cycle: 1 });
+        check_capacity(&c, &d)?;
+        check_gangs(&c, &d)?;
+        // Every pending pod gets a bind or a reason.
+        let bound: std::collections::HashSet<_> = d.binds.iter().map(|b| b.pod).collect();
+        let reasoned: std::collections::HashSet<_> = d.unschedulable.iter().map(|u| u.pod).collect();
+        for (id, _) in c.pods() {
+            prop_assert!(bound.contains(&id) || reasoned.contains(&id), "pod {:?} has neither a bind nor a reason", id);
+        }
+    }
+
+    #[test]
+    fn same_input_and_seed_same_decisions(spec in spec(), scarce in any::<bool>()) {
+        let c = cluster(&spec, scarce);
+        let conf = SchedulerConf::default();
+        let a = run_cycle(&c, &conf, &CycleOptions { seed: 7, cycle: 1 });
+        let b = run_cycle(&c, &conf, &CycleOptions { seed: 7, cycle: 1 });
+        prop_assert_eq!(a, b);
+    }
+
+    #[test]
+    fn statement_discard_restores_session(spec in spec(), picks in proptest::collection::vec((any::<u16>(), any::<u16>(), any::<bool>()), 1..20)) {
+        let c = cluster(&spec, true);
+        let conf = SchedulerConf::default();
+        let arena = bumpalo::Bump::new();
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+        let before = snapshot(&ssn);
+        let mut st = ssn.statement();
+        let (nt, nn) = (ssn.state.tasks.len, ssn.state.nodes.len);
+        for (t, n, pipe) in picks {
+            let t = TaskIdx(t as u32 % nt as u32);
+            let n = NodeIdx(n as u32 % nn as u32);
+            if ssn.state.tasks.status[t.ix()] != TaskStatus::Pending { continue; }
+            if pipe { ssn.pipeline(&mut st, t, n); } else { ssn.allocate(&mut st, t, n); }
+        }
+        ssn.discard(st);
+        prop_assert_eq!(before, snapshot(&ssn));
+    }
+}
+
+/// Everything observable about a session: tables, and the plugin orders that read plugin state.
+fn snapshot(ssn: &Session<'_>) -> String {
+    let s = &ssn.state;
+    let mut out = format!(
+        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+        s.nodes.idle,
+        s.nodes.used,
+        s.nodes.releasing,
+        s.nodes.pipelined,
+        s.nodes.pod_count,
+        s.tasks.status,
+        s.tasks.node,
+        s.jobs.counts,
+        s.nodes.nonzero_cpu,
+        s.nodes.nonzero_mem
+    );
+    for n in 0..s.nodes.len {
+        let mut on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();
+        on.sort();
+        out.push_str(&format!("{on:?}"));
+    }
+    use basalt_core::session::tables::{JobIdx, QueueIdx};
+    for a in 0..s.jobs.len {
+        for b in 0..s.jobs.len {
+            out.push_str(&format!(
+                "{:?}",
+                ssn.plugins.job_order(s, JobIdx(a as u32), JobIdx(b as u32))
+            ));
+        }
+    }
+    for a in 0..s.queues.len {
+        out.push_str(&format!("{}", ssn.plugins.overused(s, QueueIdx(a as u32))));
+        for b in 0..s.queues.len {
+            out.push_str(&format!(
+                "{:?}",
+                ssn.plugins
+                    .queue_order(s, QueueIdx(a as u32), QueueIdx(b as u32))
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn ample_capacity_binds_every_pod() {
+    let spec = WorkloadSpec {
+        nodes: 10,
+        pods: 100,
+        gang: 10,
+        queues: 2,
+        variant: Variant::Identical,
+        seed: 3,
+    };
+    let c = cluster(&spec, false);
+    let d = run_cycle(
+        &c,
+        &SchedulerConf::default(),
+        &CycleOptions { seed: 1, cycle: 1 },
+    );
+    assert_eq!(
+        d.binds.len(),
+        100,
+        "10 nodes of 32 cores fit 100 pods of at most 2 cores"
+    );
+}
