@@ -16,7 +16,10 @@ fn shapes() -> Vec<WorkloadSpec> {
         Ok(v) => v.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
         Err(_) => vec![1_000, 10_000],
     };
-    sizes.into_iter().map(|n| WorkloadSpec { nodes: n, pods: n * 10, gang: 10, queues: 4, variant: Variant::Identical, seed: 1 }).collect()
+    sizes
+        .into_iter()
+        .map(|n| WorkloadSpec { nodes: n, pods: n * 10, gang: 10, queues: 4, variant: Variant::Identical, seed: 1 })
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {

@@ -21,10 +21,7 @@ pub struct Interner {
 
 impl Default for Interner {
     fn default() -> Self {
-        let mut i = Interner {
-            map: HashMap::new(),
-            strs: Vec::new(),
-        };
+        let mut i = Interner { map: HashMap::new(), strs: Vec::new() };
         i.intern("");
         i
     }

@@ -39,9 +39,7 @@ pub struct ResourceNames {
 
 impl Default for ResourceNames {
     fn default() -> Self {
-        ResourceNames {
-            names: vec!["cpu".into(), "memory".into(), "pods".into()],
-        }
+        ResourceNames { names: vec!["cpu".into(), "memory".into(), "pods".into()] }
     }
 }
 
@@ -81,9 +79,7 @@ impl ResourceNames {
     /// Dimensions ordered as Volcano lists failing resources: cpu, memory, then the others by
     /// name (Volcano iterates a Go map there; sorting makes it deterministic).
     pub fn report_order(&self) -> Vec<usize> {
-        let mut rest: Vec<usize> = (0..self.names.len())
-            .filter(|&d| d != CPU && d != MEMORY)
-            .collect();
+        let mut rest: Vec<usize> = (0..self.names.len()).filter(|&d| d != CPU && d != MEMORY).collect();
         rest.sort_by(|&a, &b| self.names[a].cmp(&self.names[b]));
         let mut out = vec![CPU, MEMORY];
         out.extend(rest);
@@ -175,10 +171,7 @@ impl Resource {
 
     /// Volcano's `IsEmpty`: every dimension is zero, ignoring `pods`.
     pub fn is_empty(&self) -> bool {
-        self.vals
-            .iter()
-            .enumerate()
-            .all(|(d, &v)| d == PODS || v == 0)
+        self.vals.iter().enumerate().all(|(d, &v)| d == PODS || v == 0)
     }
 
     /// Volcano's `LessEqual(rr, default)`: cpu and memory always compared; every present
@@ -190,12 +183,7 @@ impl Resource {
 
     /// The first dimension (in `order`, else ascending) where `self > rr`, as
     /// [`Resource::less_equal`] decides.
-    pub fn first_exceeding(
-        &self,
-        rr: &Resource,
-        default: DimDefault,
-        order: &[usize],
-    ) -> Option<usize> {
+    pub fn first_exceeding(&self, rr: &Resource, default: DimDefault, order: &[usize]) -> Option<usize> {
         let check = |d: usize| -> bool {
             if d == CPU || d == MEMORY {
                 return self.get(d) > rr.get(d);
@@ -218,9 +206,7 @@ impl Resource {
     /// Volcano's `LessEqualWithDimension(rr, req)`: compares only the dimensions `req`
     /// requests (value > 0), a missing dimension in `rr` counting as zero.
     pub fn less_equal_on(&self, rr: &Resource, req: &Resource) -> bool {
-        req.dims()
-            .filter(|&d| req.get(d) > 0)
-            .all(|d| self.get(d) <= rr.get(d))
+        req.dims().filter(|&d| req.get(d) > 0).all(|d| self.get(d) <= rr.get(d))
     }
 
     /// Writes the vector into a dense row of `out.len()` dimensions.
@@ -250,14 +236,8 @@ mod tests {
     fn less_equal_missing_right_scalar_zero_vs_infinity() {
         let l = gpu(1000);
         let r = Resource::cpu_mem(2000, 2 << 30);
-        assert!(
-            !l.less_equal(&r, DimDefault::Zero),
-            "missing gpu on the right is zero"
-        );
-        assert!(
-            l.less_equal(&r, DimDefault::Infinity),
-            "missing gpu on the right is unlimited"
-        );
+        assert!(!l.less_equal(&r, DimDefault::Zero), "missing gpu on the right is zero");
+        assert!(l.less_equal(&r, DimDefault::Infinity), "missing gpu on the right is unlimited");
         assert_eq!(l.first_exceeding(&r, DimDefault::Zero, &[]), Some(3));
     }
 

@@ -66,14 +66,7 @@ pub struct WorkloadSpec {
 
 impl Default for WorkloadSpec {
     fn default() -> Self {
-        WorkloadSpec {
-            nodes: 100,
-            pods: 1000,
-            gang: 10,
-            queues: 4,
-            variant: Variant::Identical,
-            seed: 1,
-        }
+        WorkloadSpec { nodes: 100, pods: 1000, gang: 10, queues: 4, variant: Variant::Identical, seed: 1 }
     }
 }
 
@@ -88,16 +81,10 @@ fn res(cpu_milli: i64, mem: i64, pods: i64) -> ResourceList {
 /// Generates the deltas of `spec`: queues, nodes, PodGroups (phase Inqueue) and pending pods.
 pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
     let mut rng = SeededRng::new(spec.seed);
-    let mut out =
-        Vec::with_capacity(spec.nodes + spec.pods + spec.pods / spec.gang.max(1) + spec.queues);
+    let mut out = Vec::with_capacity(spec.nodes + spec.pods + spec.pods / spec.gang.max(1) + spec.queues);
     let queues = spec.queues.max(1);
     for q in 0..queues {
-        out.push(Delta::Queue(QueueSpec {
-            name: format!("q{q}"),
-            weight: 1,
-            reclaimable: true,
-            ..Default::default()
-        }));
+        out.push(Delta::Queue(QueueSpec { name: format!("q{q}"), weight: 1, reclaimable: true, ..Default::default() }));
     }
     const GIB: i64 = 1 << 30;
     for n in 0..spec.nodes {
@@ -106,11 +93,7 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
         labels.insert("group".into(), format!("g{}", n % 8));
         let mut taints = Vec::new();
         if spec.variant == Variant::Taints && n % 4 == 0 {
-            taints.push(Taint {
-                key: "dedicated".into(),
-                value: "batch".into(),
-                effect: TaintEffect::NoSchedule,
-            });
+            taints.push(Taint { key: "dedicated".into(), value: "batch".into(), effect: TaintEffect::NoSchedule });
         }
         out.push(Delta::Node(NodeSpec {
             name: format!("node-{n:05}"),
@@ -143,10 +126,7 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
         let mem = GIB * (1 + rng.below(4) as i64);
         for i in 0..size {
             let (c, m) = if spec.variant == Variant::Distinct {
-                (
-                    100 + rng.below(2000) as i64,
-                    GIB / 4 + rng.below(4096) as i64 * (1 << 20),
-                )
+                (100 + rng.below(2000) as i64, GIB / 4 + rng.below(4096) as i64 * (1 << 20))
             } else {
                 (cpu, mem)
             };
@@ -169,8 +149,7 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
             };
             match spec.variant {
                 Variant::Selectors if j % 2 == 0 => {
-                    p.node_selector
-                        .insert("group".into(), format!("g{}", j % 8));
+                    p.node_selector.insert("group".into(), format!("g{}", j % 8));
                 }
                 Variant::Taints if j % 2 == 0 => p.tolerations.push(Toleration {
                     key: "dedicated".into(),

@@ -22,22 +22,8 @@ fn variant() -> impl Strategy<Value = Variant> {
 }
 
 fn spec() -> impl Strategy<Value = WorkloadSpec> {
-    (
-        1usize..12,
-        1usize..120,
-        1usize..6,
-        1usize..4,
-        variant(),
-        any::<u64>(),
-    )
-        .prop_map(|(nodes, pods, gang, queues, variant, seed)| WorkloadSpec {
-            nodes,
-            pods,
-            gang,
-            queues,
-            variant,
-            seed,
-        })
+    (1usize..12, 1usize..120, 1usize..6, 1usize..4, variant(), any::<u64>())
+        .prop_map(|(nodes, pods, gang, queues, variant, seed)| WorkloadSpec { nodes, pods, gang, queues, variant, seed })
 }
 
 fn cluster(spec: &WorkloadSpec, shrink_nodes: bool) -> Cluster {
@@ -69,11 +55,7 @@ fn check_capacity(c: &Cluster, d: &Decisions) -> Result<(), TestCaseError> {
     }
     for (n, (cpu, mem, pods)) in used {
         let a = &c.node(n).unwrap().allocatable;
-        prop_assert!(
-            cpu <= a.get(0),
-            "cpu over allocatable on {}",
-            c.node(n).unwrap().spec.name
-        );
+        prop_assert!(cpu <= a.get(0), "cpu over allocatable on {}", c.node(n).unwrap().spec.name);
         prop_assert!(mem <= a.get(1), "memory over allocatable");
         prop_assert!(pods <= a.get(2), "pods over allocatable");
     }
@@ -84,16 +66,11 @@ fn check_gangs(c: &Cluster, d: &Decisions) -> Result<(), TestCaseError> {
     let mut per: HashMap<(String, String), i32> = HashMap::new();
     for b in &d.binds {
         let p = &c.pod(b.pod).unwrap().spec;
-        *per.entry((p.namespace.clone(), p.group.clone().unwrap()))
-            .or_default() += 1;
+        *per.entry((p.namespace.clone(), p.group.clone().unwrap())).or_default() += 1;
     }
     for ((ns, g), n) in per {
         let pg = c.pod_group(c.pod_group_id(&ns, &g).unwrap()).unwrap();
-        prop_assert!(
-            n >= pg.spec.min_member,
-            "{ns}/{g}: {n} bound < minMember {}",
-            pg.spec.min_member
-        );
+        prop_assert!(n >= pg.spec.min_member, "{ns}/{g}: {n} bound < minMember {}", pg.spec.min_member);
     }
     Ok(())
 }
@@ -169,20 +146,13 @@ fn snapshot(ssn: &Session<'_>) -> String {
     use basalt_core::session::tables::{JobIdx, QueueIdx};
     for a in 0..s.jobs.len {
         for b in 0..s.jobs.len {
-            out.push_str(&format!(
-                "{:?}",
-                ssn.plugins.job_order(s, JobIdx(a as u32), JobIdx(b as u32))
-            ));
+            out.push_str(&format!("{:?}", ssn.plugins.job_order(s, JobIdx(a as u32), JobIdx(b as u32))));
         }
     }
     for a in 0..s.queues.len {
         out.push_str(&format!("{}", ssn.plugins.overused(s, QueueIdx(a as u32))));
         for b in 0..s.queues.len {
-            out.push_str(&format!(
-                "{:?}",
-                ssn.plugins
-                    .queue_order(s, QueueIdx(a as u32), QueueIdx(b as u32))
-            ));
+            out.push_str(&format!("{:?}", ssn.plugins.queue_order(s, QueueIdx(a as u32), QueueIdx(b as u32))));
         }
     }
     out
@@ -190,23 +160,8 @@ fn snapshot(ssn: &Session<'_>) -> String {
 
 #[test]
 fn ample_capacity_binds_every_pod() {
-    let spec = WorkloadSpec {
-        nodes: 10,
-        pods: 100,
-        gang: 10,
-        queues: 2,
-        variant: Variant::Identical,
-        seed: 3,
-    };
+    let spec = WorkloadSpec { nodes: 10, pods: 100, gang: 10, queues: 2, variant: Variant::Identical, seed: 3 };
     let c = cluster(&spec, false);
-    let d = run_cycle(
-        &c,
-        &SchedulerConf::default(),
-        &CycleOptions { seed: 1, cycle: 1 },
-    );
-    assert_eq!(
-        d.binds.len(),
-        100,
-        "10 nodes of 32 cores fit 100 pods of at most 2 cores"
-    );
+    let d = run_cycle(&c, &SchedulerConf::default(), &CycleOptions { seed: 1, cycle: 1 });
+    assert_eq!(d.binds.len(), 100, "10 nodes of 32 cores fit 100 pods of at most 2 cores");
 }

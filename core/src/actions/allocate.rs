@@ -42,10 +42,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         let mut tless = |a: TaskIdx, b: TaskIdx| pl.task_order(st, a, b) == Ordering::Less;
         for t in st.jobs.tasks(j) {
             let spec = &st.tasks.rec[t.ix()].spec;
-            if st.tasks.status[t.ix()] == TaskStatus::Pending
-                && !st.tasks.best_effort[t.ix()]
-                && !spec.scheduling_gated
-            {
+            if st.tasks.status[t.ix()] == TaskStatus::Pending && !st.tasks.best_effort[t.ix()] && !spec.scheduling_gated {
                 tasks[j.ix()].push(t, &mut tless);
             }
         }
@@ -56,9 +53,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
         if !queue_seen[q] {
             queue_seen[q] = true;
-            queues.push(QueueIdx(q as u32), &mut |a, b| {
-                pl.queue_order(st, a, b) == Ordering::Less
-            });
+            queues.push(QueueIdx(q as u32), &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
         }
     }
 
@@ -83,15 +78,14 @@ pub fn execute(ssn: &mut Session<'_>) {
         };
         let mut stmt = ssn.statement();
         let kept = allocate_tasks(ssn, &mut stmt, &mut scan, &mut tasks[j.ix()], j, q);
-        if kept {
-            if ssn.plugins.job_ready(&ssn.state, j) {
-                ssn.commit(stmt);
-                if !tasks[j.ix()].is_empty() {
-                    let (st, pl) = (&ssn.state, &ssn.plugins);
-                    jobs[q.ix()].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
-                }
+        // A kept statement of a job that is only pipelined stays applied, uncommitted: it
+        // reserves releasing resources for later actions.
+        if kept && ssn.plugins.job_ready(&ssn.state, j) {
+            ssn.commit(stmt);
+            if !tasks[j.ix()].is_empty() {
+                let (st, pl) = (&ssn.state, &ssn.plugins);
+                jobs[q.ix()].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
             }
-            // Pipelined only: the statement stays applied, reserving releasing resources.
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
         queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
@@ -106,32 +100,20 @@ fn need_continue(s: &State<'_>, j: JobIdx) -> bool {
         return false;
     }
     let failed: Vec<Sym> = {
-        let mut v: Vec<Sym> = s.fit_errors[j.ix()]
-            .iter()
-            .map(|(t, _)| s.role(*t))
-            .collect();
+        let mut v: Vec<Sym> = s.fit_errors[j.ix()].iter().map(|(t, _)| s.role(*t)).collect();
         v.sort();
         v.dedup();
         v
     };
     if min < s.jobs.min_task_total[j.ix()] {
-        let left = s
-            .jobs
-            .tasks(j)
-            .filter(|&t| {
-                s.tasks.status[t.ix()] == TaskStatus::Pending && !failed.contains(&s.role(t))
-            })
-            .count() as i32;
+        let left =
+            s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending && !failed.contains(&s.role(t))).count()
+                as i32;
         return s.jobs.ready_num(j) + left >= min;
     }
     let rec = s.jobs.rec[j.ix()];
     for role in failed {
-        let role_min = rec
-            .min_task_member
-            .iter()
-            .find(|(r, _)| *r == role)
-            .map(|(_, m)| *m)
-            .unwrap_or(0);
+        let role_min = rec.min_task_member.iter().find(|(r, _)| *r == role).map(|(_, m)| *m).unwrap_or(0);
         if role_min == 0 {
             continue;
         }
@@ -172,10 +154,7 @@ fn allocate_tasks<'a>(
         if role_failed(&ssn.state, j, t) {
             let spec = &ssn.state.tasks.rec[t.ix()].spec;
             let role = &spec.role;
-            let msg = format!(
-                "Task {} with role spec {} has already predicated failed, skip",
-                spec.name, role
-            );
+            let msg = format!("Task {} with role spec {} has already predicated failed, skip", spec.name, role);
             ssn.state.set_fit_errors(j, t, FitErrors::message_only(msg));
             continue;
         }
@@ -196,19 +175,11 @@ fn allocate_tasks<'a>(
         }
         let req = ssn.state.tasks.init_req(t, ssn.state.dims);
         let feasible = std::mem::take(&mut scan.feasible);
-        let idle: Vec<NodeIdx> = feasible
-            .iter()
-            .copied()
-            .filter(|&n| ssn.state.fits_idle(req, n))
-            .collect();
+        let idle: Vec<NodeIdx> = feasible.iter().copied().filter(|&n| ssn.state.fits_idle(req, n)).collect();
         let group = if !idle.is_empty() {
             idle
         } else {
-            feasible
-                .iter()
-                .copied()
-                .filter(|&n| ssn.state.fits_future_idle(req, n))
-                .collect()
+            feasible.iter().copied().filter(|&n| ssn.state.fits_future_idle(req, n)).collect()
         };
         scan.feasible = feasible;
         if group.is_empty() {

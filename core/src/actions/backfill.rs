@@ -27,10 +27,7 @@ pub fn execute(ssn: &mut Session<'_>) {
             .state
             .jobs
             .tasks(j)
-            .filter(|&t| {
-                ssn.state.tasks.status[t.ix()] == TaskStatus::Pipelined
-                    && ssn.state.tasks.best_effort[t.ix()]
-            })
+            .filter(|&t| ssn.state.tasks.status[t.ix()] == TaskStatus::Pipelined && ssn.state.tasks.best_effort[t.ix()])
             .collect();
         for t in pipelined {
             ssn.state.node_remove_task(t);
@@ -52,9 +49,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         let q = st.jobs.queue[j.ix()] as usize;
         if !queue_seen[q] {
             queue_seen[q] = true;
-            queues.push(QueueIdx(q as u32), &mut |a, b| {
-                pl.queue_order(st, a, b) == Ordering::Less
-            });
+            queues.push(QueueIdx(q as u32), &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
         }
         jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
     }
@@ -62,12 +57,8 @@ pub fn execute(ssn: &mut Session<'_>) {
     {
         let (st, pl) = (&ssn.state, &ssn.plugins);
         while let Some(q) = queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
-            while let Some(j) =
-                jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less)
-            {
-                while let Some(t) =
-                    tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less)
-                {
+            while let Some(j) = jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+                while let Some(t) = tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
                     order.push((j, t));
                 }
             }

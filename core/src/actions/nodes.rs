@@ -78,28 +78,21 @@ pub fn predicate_nodes(
     if nn == 0 {
         return fe;
     }
-    let order = s.cluster.resources.report_order();
+    let order = s.report_order;
     let role = s.role(t);
     let key = (j.0, role);
-    let cached = if scan.use_cache && role != Sym::EMPTY {
-        scan.cache.get(&key)
-    } else {
-        None
-    };
+    let cached = if scan.use_cache && role != Sym::EMPTY { scan.cache.get(&key) } else { None };
     let want = s.options().nodes_to_find(nn);
     let eval = |n: usize| -> Option<Reason> {
         if let Some(r) = cached.and_then(|c| c[n]) {
             return Some(r);
         }
-        check(s, p, ctx, t, NodeIdx(n as u32), resources, &order)
+        check(s, p, ctx, t, NodeIdx(n as u32), resources, order)
     };
     let processed;
     if want >= nn {
         if nn >= PARALLEL_NODE_THRESHOLD {
-            scan.results
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(n, r)| *r = eval(n));
+            scan.results.par_iter_mut().enumerate().for_each(|(n, r)| *r = eval(n));
         } else {
             for (n, r) in scan.results.iter_mut().enumerate() {
                 *r = eval(n);
@@ -147,37 +140,15 @@ pub fn predicate_nodes(
 
 /// Chooses among `nodes` (non-empty): the only one, else the best total score, ties broken by
 /// the session's seeded random source (Volcano `SelectBestNode`).
-pub fn best_node(
-    ssn: &mut Session<'_>,
-    scan: &mut NodeScan,
-    ctx: &PodCtx,
-    t: TaskIdx,
-    nodes: &[NodeIdx],
-) -> NodeIdx {
+pub fn best_node(ssn: &mut Session<'_>, scan: &mut NodeScan, ctx: &PodCtx, t: TaskIdx, nodes: &[NodeIdx]) -> NodeIdx {
     if nodes.len() == 1 || !ssn.plugins.scores_nodes() && nodes.len() == 1 {
         return nodes[0];
     }
     scan.scores.resize(nodes.len(), 0.0);
-    ssn.plugins
-        .score_nodes(&ssn.state, ctx, t, nodes, &mut scan.scores);
-    let max = scan
-        .scores
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
+    ssn.plugins.score_nodes(&ssn.state, ctx, t, nodes, &mut scan.scores);
+    let max = scan.scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let ties = scan.scores.iter().filter(|&&x| x == max).count();
-    let pick = if ties > 1 {
-        ssn.state.rng.below(ties)
-    } else {
-        0
-    };
-    let i = scan
-        .scores
-        .iter()
-        .enumerate()
-        .filter(|(_, &x)| x == max)
-        .nth(pick)
-        .map(|(i, _)| i)
-        .unwrap_or(0);
+    let pick = if ties > 1 { ssn.state.rng.below(ties) } else { 0 };
+    let i = scan.scores.iter().enumerate().filter(|(_, &x)| x == max).nth(pick).map(|(i, _)| i).unwrap_or(0);
     nodes[i]
 }

@@ -10,10 +10,7 @@ pub type CLabels = Box<[(Sym, Sym)]>;
 /// Value of `key` in sorted labels.
 #[inline]
 pub fn label(labels: &[(Sym, Sym)], key: Sym) -> Option<Sym> {
-    labels
-        .binary_search_by(|(k, _)| k.cmp(&key))
-        .ok()
-        .map(|i| labels[i].1)
+    labels.binary_search_by(|(k, _)| k.cmp(&key)).ok().map(|i| labels[i].1)
 }
 
 /// Interns a label map.
@@ -84,12 +81,7 @@ impl CSelector {
         let mut reqs: Vec<CReq> = s
             .match_labels
             .iter()
-            .map(|(k, v)| CReq {
-                key: i.intern(k),
-                op: SelectorOp::In,
-                values: vec![i.intern(v)].into(),
-                int: None,
-            })
+            .map(|(k, v)| CReq { key: i.intern(k), op: SelectorOp::In, values: vec![i.intern(v)].into(), int: None })
             .collect();
         reqs.extend(s.match_expressions.iter().map(|r| CReq::new(i, r)));
         CSelector { reqs: reqs.into() }
@@ -113,17 +105,8 @@ pub struct CNodeTerm {
 impl CNodeTerm {
     fn new(i: &mut Interner, t: &NodeSelectorTerm) -> Self {
         CNodeTerm {
-            reqs: t
-                .match_expressions
-                .iter()
-                .map(|r| CReq::new(i, r))
-                .collect(),
-            fields: t
-                .match_fields
-                .iter()
-                .filter(|r| r.key == "metadata.name")
-                .map(|r| CReq::new(i, r))
-                .collect(),
+            reqs: t.match_expressions.iter().map(|r| CReq::new(i, r)).collect(),
+            fields: t.match_fields.iter().filter(|r| r.key == "metadata.name").map(|r| CReq::new(i, r)).collect(),
         }
     }
 
@@ -135,12 +118,7 @@ impl CNodeTerm {
         let name_label = [(Sym::EMPTY, node_name)];
         self.reqs.iter().all(|r| r.matches(labels, names))
             && self.fields.iter().all(|r| {
-                let r2 = CReq {
-                    key: Sym::EMPTY,
-                    op: r.op,
-                    values: r.values.clone(),
-                    int: r.int,
-                };
+                let r2 = CReq { key: Sym::EMPTY, op: r.op, values: r.values.clone(), int: r.int };
                 r2.matches(&name_label, names)
             })
     }
@@ -182,9 +160,7 @@ impl CPodTerm {
     fn new(i: &mut Interner, t: &PodAffinityTerm, own_ns: Sym, weight: i32) -> Self {
         let namespaces = match &t.namespace_selector {
             Some(s) if s.match_labels.is_empty() && s.match_expressions.is_empty() => NsMatch::All,
-            _ if t.namespaces.is_empty() && t.namespace_selector.is_none() => {
-                NsMatch::List(vec![own_ns].into())
-            }
+            _ if t.namespaces.is_empty() && t.namespace_selector.is_none() => NsMatch::List(vec![own_ns].into()),
             _ => NsMatch::List(t.namespaces.iter().map(|n| i.intern(n)).collect()),
         };
         CPodTerm {
@@ -197,11 +173,7 @@ impl CPodTerm {
 
     /// Whether a pod (namespace, labels) matches this term.
     pub fn matches_pod(&self, ns: Sym, labels: &[(Sym, Sym)], names: &Interner) -> bool {
-        self.namespaces.has(ns)
-            && self
-                .selector
-                .as_ref()
-                .is_some_and(|s| s.matches(labels, names))
+        self.namespaces.has(ns) && self.selector.as_ref().is_some_and(|s| s.matches(labels, names))
     }
 }
 
@@ -316,13 +288,10 @@ impl CPod {
 pub fn pod(i: &mut Interner, p: &PodSpec) -> CPod {
     let ns = i.intern(&p.namespace);
     let a = &p.affinity;
-    let terms = |i: &mut Interner, v: &[PodAffinityTerm]| -> Box<[CPodTerm]> {
-        v.iter().map(|t| CPodTerm::new(i, t, ns, 0)).collect()
-    };
+    let terms =
+        |i: &mut Interner, v: &[PodAffinityTerm]| -> Box<[CPodTerm]> { v.iter().map(|t| CPodTerm::new(i, t, ns, 0)).collect() };
     let weighted = |i: &mut Interner, v: &[WeightedPodAffinityTerm]| -> Box<[CPodTerm]> {
-        v.iter()
-            .map(|t| CPodTerm::new(i, &t.term, ns, t.weight))
-            .collect()
+        v.iter().map(|t| CPodTerm::new(i, &t.term, ns, t.weight)).collect()
     };
     let host_ip_all = |ip: &str| ip.is_empty() || ip == "0.0.0.0" || ip == "::";
     CPod {
@@ -333,22 +302,10 @@ pub fn pod(i: &mut Interner, p: &PodSpec) -> CPod {
         node_selector: p
             .node_selector
             .iter()
-            .map(|(k, v)| CReq {
-                key: i.intern(k),
-                op: SelectorOp::In,
-                values: vec![i.intern(v)].into(),
-                int: None,
-            })
+            .map(|(k, v)| CReq { key: i.intern(k), op: SelectorOp::In, values: vec![i.intern(v)].into(), int: None })
             .collect(),
-        node_required: a
-            .node_required
-            .as_ref()
-            .map(|ts| ts.iter().map(|t| CNodeTerm::new(i, t)).collect()),
-        node_preferred: a
-            .node_preferred
-            .iter()
-            .map(|t| (t.weight, CNodeTerm::new(i, &t.preference)))
-            .collect(),
+        node_required: a.node_required.as_ref().map(|ts| ts.iter().map(|t| CNodeTerm::new(i, t)).collect()),
+        node_preferred: a.node_preferred.iter().map(|t| (t.weight, CNodeTerm::new(i, &t.preference))).collect(),
         pod_required: terms(i, &a.pod_required),
         pod_preferred: weighted(i, &a.pod_preferred),
         anti_required: terms(i, &a.anti_required),
@@ -356,27 +313,14 @@ pub fn pod(i: &mut Interner, p: &PodSpec) -> CPod {
         tolerations: p
             .tolerations
             .iter()
-            .map(|t| CToleration {
-                key: i.intern(&t.key),
-                op: t.op,
-                value: i.intern(&t.value),
-                effect: t.effect,
-            })
+            .map(|t| CToleration { key: i.intern(&t.key), op: t.op, value: i.intern(&t.value), effect: t.effect })
             .collect(),
         host_ports: p
             .host_ports
             .iter()
             .map(|h| {
-                let ip = if host_ip_all(&h.host_ip) {
-                    Sym::EMPTY
-                } else {
-                    i.intern(&h.host_ip)
-                };
-                let proto = if h.protocol.is_empty() {
-                    "TCP"
-                } else {
-                    &h.protocol
-                };
+                let ip = if host_ip_all(&h.host_ip) { Sym::EMPTY } else { i.intern(&h.host_ip) };
+                let proto = if h.protocol.is_empty() { "TCP" } else { &h.protocol };
                 (ip, i.intern(proto), h.port)
             })
             .collect(),
@@ -388,11 +332,7 @@ pub fn pod(i: &mut Interner, p: &PodSpec) -> CPod {
                 if let Some(s) = sel.as_mut() {
                     for k in &c.match_label_keys {
                         if let Some(v) = p.labels.get(k) {
-                            s.match_expressions.push(Requirement {
-                                key: k.clone(),
-                                op: SelectorOp::In,
-                                values: vec![v.clone()],
-                            });
+                            s.match_expressions.push(Requirement { key: k.clone(), op: SelectorOp::In, values: vec![v.clone()] });
                         }
                     }
                 }

@@ -24,7 +24,11 @@ pub struct PodId(pub u32);
 pub struct PodGroupId(pub u32);
 
 /// One change to the cluster copy. Upserts replace the whole object.
+///
+/// Variants differ in size (a pod carries its whole spec); deltas are short-lived messages
+/// consumed at once, so boxing them would only add an allocation per object.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Delta {
     /// A node was added or changed.
     Node(NodeSpec),
@@ -189,12 +193,7 @@ impl Cluster {
         if dropped.is_empty() {
             Ok(r)
         } else {
-            Err(ClusterError::TooManyResources {
-                kind,
-                name: name.to_string(),
-                field,
-                dropped,
-            })
+            Err(ClusterError::TooManyResources { kind, name: name.to_string(), field, dropped })
         }
     }
 
@@ -203,19 +202,14 @@ impl Cluster {
         self.generation += 1;
         match d {
             Delta::Node(n) => {
-                let allocatable =
-                    self.resource("Node", &n.name, "status.allocatable", &n.allocatable)?;
+                let allocatable = self.resource("Node", &n.name, "status.allocatable", &n.allocatable)?;
                 let rec = NodeRec {
                     name: self.names.intern(&n.name),
                     labels: compile::labels(&mut self.names, &n.labels),
                     taints: n
                         .taints
                         .iter()
-                        .map(|t| CTaint {
-                            key: self.names.intern(&t.key),
-                            value: self.names.intern(&t.value),
-                            effect: t.effect,
-                        })
+                        .map(|t| CTaint { key: self.names.intern(&t.key), value: self.names.intern(&t.value), effect: t.effect })
                         .collect(),
                     allocatable,
                     spec: n,
@@ -237,25 +231,10 @@ impl Cluster {
             }
             Delta::Pod(p) => {
                 let key = format!("{}/{}", p.namespace, p.name);
-                let resreq = self.resource(
-                    "Pod",
-                    &key,
-                    "spec.containers[].resources.requests",
-                    &p.resreq,
-                )?;
-                let init_resreq = self.resource(
-                    "Pod",
-                    &key,
-                    "spec.initContainers[].resources.requests",
-                    &p.init_resreq,
-                )?;
-                let rec = PodRec {
-                    c: compile::pod(&mut self.names, &p),
-                    resreq,
-                    init_resreq,
-                    generation: self.generation,
-                    spec: p,
-                };
+                let resreq = self.resource("Pod", &key, "spec.containers[].resources.requests", &p.resreq)?;
+                let init_resreq = self.resource("Pod", &key, "spec.initContainers[].resources.requests", &p.init_resreq)?;
+                let rec =
+                    PodRec { c: compile::pod(&mut self.names, &p), resreq, init_resreq, generation: self.generation, spec: p };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
                 match self.pod_index.get(&k) {
                     Some(id) => self.pods[id.0 as usize] = Some(rec),
@@ -285,16 +264,8 @@ impl Cluster {
                     Some(l) => Some(self.resource("PodGroup", &key, "spec.minResources", l)?),
                     None => None,
                 };
-                let min_task_member = g
-                    .min_task_member
-                    .iter()
-                    .map(|(k, &v)| (self.names.intern(k), v))
-                    .collect();
-                let rec = PodGroupRec {
-                    spec: g,
-                    min_resources,
-                    min_task_member,
-                };
+                let min_task_member = g.min_task_member.iter().map(|(k, &v)| (self.names.intern(k), v)).collect();
+                let rec = PodGroupRec { spec: g, min_resources, min_task_member };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
                 match self.group_index.get(&k) {
                     Some(id) => self.groups[id.0 as usize] = Some(rec),
@@ -316,22 +287,13 @@ impl Cluster {
                 } else {
                     Some(self.resource("Queue", &q.name, "spec.capability", &q.capability)?)
                 };
-                let guarantee =
-                    self.resource("Queue", &q.name, "spec.guarantee.resource", &q.guarantee)?;
+                let guarantee = self.resource("Queue", &q.name, "spec.guarantee.resource", &q.guarantee)?;
                 let deserved = if q.deserved.is_empty() {
                     None
                 } else {
                     Some(self.resource("Queue", &q.name, "spec.deserved", &q.deserved)?)
                 };
-                self.queues.insert(
-                    q.name.clone(),
-                    QueueRec {
-                        spec: q,
-                        capability,
-                        guarantee,
-                        deserved,
-                    },
-                );
+                self.queues.insert(q.name.clone(), QueueRec { spec: q, capability, guarantee, deserved });
             }
             Delta::QueueDeleted(name) => {
                 self.queues.remove(&name);
@@ -348,38 +310,17 @@ impl Cluster {
 
     /// Nodes in name order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &NodeRec)> + '_ {
-        self.node_index.values().map(|&id| {
-            (
-                id,
-                self.nodes[id.0 as usize]
-                    .as_ref()
-                    .expect("indexed node slot is filled"),
-            )
-        })
+        self.node_index.values().map(|&id| (id, self.nodes[id.0 as usize].as_ref().expect("indexed node slot is filled")))
     }
 
     /// Pods in `namespace/name` order.
     pub fn pods(&self) -> impl Iterator<Item = (PodId, &PodRec)> + '_ {
-        self.pod_index.values().map(|&id| {
-            (
-                id,
-                self.pods[id.0 as usize]
-                    .as_ref()
-                    .expect("indexed pod slot is filled"),
-            )
-        })
+        self.pod_index.values().map(|&id| (id, self.pods[id.0 as usize].as_ref().expect("indexed pod slot is filled")))
     }
 
     /// PodGroups in `namespace/name` order.
     pub fn pod_groups(&self) -> impl Iterator<Item = (PodGroupId, &PodGroupRec)> + '_ {
-        self.group_index.values().map(|&id| {
-            (
-                id,
-                self.groups[id.0 as usize]
-                    .as_ref()
-                    .expect("indexed group slot is filled"),
-            )
-        })
+        self.group_index.values().map(|&id| (id, self.groups[id.0 as usize].as_ref().expect("indexed group slot is filled")))
     }
 
     /// Queues in name order.
@@ -409,9 +350,7 @@ impl Cluster {
 
     /// A pod id by namespace and name.
     pub fn pod_id(&self, namespace: &str, name: &str) -> Option<PodId> {
-        self.pod_index
-            .get(&(namespace.to_string(), name.to_string()))
-            .copied()
+        self.pod_index.get(&(namespace.to_string(), name.to_string())).copied()
     }
 
     /// A PodGroup by id.
@@ -421,9 +360,7 @@ impl Cluster {
 
     /// A PodGroup id by namespace and name.
     pub fn pod_group_id(&self, namespace: &str, name: &str) -> Option<PodGroupId> {
-        self.group_index
-            .get(&(namespace.to_string(), name.to_string()))
-            .copied()
+        self.group_index.get(&(namespace.to_string(), name.to_string())).copied()
     }
 
     /// PriorityClasses by name.
@@ -434,11 +371,7 @@ impl Cluster {
     /// The global default PriorityClass value, if one is marked `globalDefault` (the highest
     /// value wins when several are, as the admission plugin does).
     pub fn global_default_priority(&self) -> Option<i32> {
-        self.priority_classes
-            .values()
-            .filter(|p| p.global_default)
-            .map(|p| p.value)
-            .max()
+        self.priority_classes.values().filter(|p| p.global_default).map(|p| p.value).max()
     }
 
     /// Bumped on every applied delta.
@@ -448,11 +381,6 @@ impl Cluster {
 
     /// Counts (nodes, pods, podgroups, queues).
     pub fn counts(&self) -> (usize, usize, usize, usize) {
-        (
-            self.node_index.len(),
-            self.pod_index.len(),
-            self.group_index.len(),
-            self.queues.len(),
-        )
+        (self.node_index.len(), self.pod_index.len(), self.group_index.len(), self.queues.len())
     }
 }

@@ -14,16 +14,13 @@ impl Arguments {
 
     /// `GetFloat64`: a YAML float or integer.
     pub fn float(&self, key: &str) -> Option<f64> {
-        self.0
-            .get(key)
-            .and_then(|v| v.as_f64().or_else(|| v.as_i64().map(|i| i as f64)))
+        self.0.get(key).and_then(|v| v.as_f64().or_else(|| v.as_i64().map(|i| i as f64)))
     }
 
     /// `GetBool`: a YAML bool or a bool string (`"true"`, `"false"`).
     pub fn bool(&self, key: &str) -> Option<bool> {
         let v = self.0.get(key)?;
-        v.as_bool()
-            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        v.as_bool().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
     }
 
     /// `GetString`.

@@ -78,11 +78,7 @@ impl EnableFlags {
         if let Some((_, v)) = self.set.iter().find(|(f, _)| *f == flag) {
             return *v;
         }
-        FLAGS
-            .iter()
-            .find(|(f, _, _)| *f == flag)
-            .map(|(_, _, d)| *d)
-            .unwrap_or(true)
+        FLAGS.iter().find(|(f, _, _)| *f == flag).map(|(_, _, d)| *d).unwrap_or(true)
     }
 
     /// The flag spelled `key`, if it is one.

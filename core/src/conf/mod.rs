@@ -63,10 +63,7 @@ impl ActionKind {
 
     /// Whether Basalt implements the action yet.
     pub fn implemented(self) -> bool {
-        matches!(
-            self,
-            ActionKind::Enqueue | ActionKind::Allocate | ActionKind::Backfill
-        )
+        matches!(self, ActionKind::Enqueue | ActionKind::Allocate | ActionKind::Backfill)
     }
 }
 
@@ -163,20 +160,14 @@ tiers:
 
 impl Default for SchedulerConf {
     fn default() -> Self {
-        SchedulerConf::parse(DEFAULT_CONF)
-            .expect("built-in default conf parses")
-            .0
+        SchedulerConf::parse(DEFAULT_CONF).expect("built-in default conf parses").0
     }
 }
 
 impl SchedulerConf {
     /// Arguments of action `name` from `configurations[]` (empty when absent).
     pub fn action_arguments(&self, name: &str) -> Arguments {
-        self.configurations
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, a)| a.clone())
-            .unwrap_or_default()
+        self.configurations.iter().find(|(n, _)| n == name).map(|(_, a)| a.clone()).unwrap_or_default()
     }
 
     /// Whether `action` is configured.

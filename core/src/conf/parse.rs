@@ -1,8 +1,6 @@
 //! Parsing and validating the conf text.
 
-use super::{
-    ActionKind, Arguments, EnableFlags, PluginOption, SchedulerConf, SchedulerOptions, Tier,
-};
+use super::{ActionKind, Arguments, EnableFlags, PluginOption, SchedulerConf, SchedulerOptions, Tier};
 use crate::plugins;
 
 /// Why a conf is invalid (the previous good conf stays in force).
@@ -38,10 +36,7 @@ impl std::fmt::Display for ConfWarning {
 }
 
 fn field(field: impl Into<String>, message: impl Into<String>) -> ConfError {
-    ConfError::Field {
-        field: field.into(),
-        message: message.into(),
-    }
+    ConfError::Field { field: field.into(), message: message.into() }
 }
 
 fn arguments(v: Option<&serde_yaml::Value>, path: &str) -> Result<Arguments, ConfError> {
@@ -65,11 +60,14 @@ impl SchedulerConf {
     /// Parses conf text. Unknown actions are errors; unknown plugins, and plugins or actions
     /// Basalt does not implement yet, are warnings and are skipped.
     pub fn parse(text: &str) -> Result<(SchedulerConf, Vec<ConfWarning>), ConfError> {
-        let doc: serde_yaml::Value =
-            serde_yaml::from_str(text).map_err(|e| ConfError::Syntax(e.to_string()))?;
+        let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| ConfError::Syntax(e.to_string()))?;
         let map = match &doc {
             serde_yaml::Value::Mapping(m) => m.clone(),
-            serde_yaml::Value::Null => Default::default(),
+            // Volcano keeps its built-in default when the conf file yields no actions.
+            serde_yaml::Value::Null => {
+                let (c, _) = SchedulerConf::parse(super::DEFAULT_CONF)?;
+                return Ok((c, vec![ConfWarning("the conf is empty: Volcano's built-in default conf is used".into())]));
+            }
             _ => return Err(ConfError::Syntax("the conf must be a YAML mapping".into())),
         };
         let mut warnings = Vec::new();
@@ -78,10 +76,11 @@ impl SchedulerConf {
             None | Some(serde_yaml::Value::Null) => {}
             Some(serde_yaml::Value::String(s)) => {
                 for name in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    let a = ActionKind::parse(name)
-                        .ok_or_else(|| ConfError::UnknownAction(name.to_string()))?;
+                    let a = ActionKind::parse(name).ok_or_else(|| ConfError::UnknownAction(name.to_string()))?;
                     if !a.implemented() {
-                        warnings.push(ConfWarning(format!("action {name:?} is not implemented in this Basalt version; it is skipped")));
+                        warnings.push(ConfWarning(format!(
+                            "action {name:?} is not implemented in this Basalt version; it is skipped"
+                        )));
                     }
                     actions.push(a);
                 }
@@ -98,9 +97,7 @@ impl SchedulerConf {
                     let list = match plugins_v {
                         None | Some(serde_yaml::Value::Null) => Vec::new(),
                         Some(serde_yaml::Value::Sequence(ps)) => ps.clone(),
-                        Some(_) => {
-                            return Err(field(format!("tiers[{ti}].plugins"), "must be a list"))
-                        }
+                        Some(_) => return Err(field(format!("tiers[{ti}].plugins"), "must be a list")),
                     };
                     for (pi, p) in list.iter().enumerate() {
                         let path = format!("tiers[{ti}].plugins[{pi}]");
@@ -120,40 +117,27 @@ impl SchedulerConf {
                             match EnableFlags::lookup(k) {
                                 Some(f) => {
                                     let Some(b) = v.as_bool() else {
-                                        return Err(field(
-                                            format!("{path}.{k}"),
-                                            "must be true or false",
-                                        ));
+                                        return Err(field(format!("{path}.{k}"), "must be true or false"));
                                     };
                                     flags.set(f, b);
                                 }
-                                None => warnings.push(ConfWarning(format!(
-                                    "{path}: unknown field {k:?} ignored"
-                                ))),
+                                None => warnings.push(ConfWarning(format!("{path}: unknown field {k:?} ignored"))),
                             }
                         }
-                        let arguments =
-                            arguments(pm.get("arguments"), &format!("{path}.arguments"))?;
+                        let arguments = arguments(pm.get("arguments"), &format!("{path}.arguments"))?;
                         if !plugins::KNOWN.contains(&name.as_str()) {
-                            warnings.push(ConfWarning(format!(
-                                "{path}: unknown plugin {name:?} skipped"
-                            )));
+                            warnings.push(ConfWarning(format!("{path}: unknown plugin {name:?} skipped")));
                             continue;
                         }
                         if !plugins::IMPLEMENTED.contains(&name.as_str()) {
-                            warnings.push(ConfWarning(format!("{path}: plugin {name:?} is not implemented in this Basalt version; skipped")));
+                            warnings.push(ConfWarning(format!(
+                                "{path}: plugin {name:?} is not implemented in this Basalt version; skipped"
+                            )));
                             continue;
                         }
-                        tier.plugins.push(PluginOption {
-                            name,
-                            arguments,
-                            flags,
-                        });
+                        tier.plugins.push(PluginOption { name, arguments, flags });
                     }
-                    let hier_drf = tier
-                        .plugins
-                        .iter()
-                        .any(|p| p.name == "drf" && p.flags.on(super::Flag::Hierarchy));
+                    let hier_drf = tier.plugins.iter().any(|p| p.name == "drf" && p.flags.on(super::Flag::Hierarchy));
                     if hier_drf && tier.plugins.iter().any(|p| p.name == "proportion") {
                         return Err(ConfError::HierarchyWithProportion(ti));
                     }
@@ -167,36 +151,22 @@ impl SchedulerConf {
             None | Some(serde_yaml::Value::Null) => {}
             Some(serde_yaml::Value::Sequence(cs)) => {
                 for (ci, c) in cs.iter().enumerate() {
-                    let name = c.get("name").and_then(|v| v.as_str()).ok_or_else(|| {
-                        field(format!("configurations[{ci}].name"), "required string")
-                    })?;
-                    configurations.push((
-                        name.to_string(),
-                        arguments(
-                            c.get("arguments"),
-                            &format!("configurations[{ci}].arguments"),
-                        )?,
-                    ));
+                    let name = c
+                        .get("name")
+                        .and_then(|v| v.as_str())
+                        .ok_or_else(|| field(format!("configurations[{ci}].name"), "required string"))?;
+                    configurations
+                        .push((name.to_string(), arguments(c.get("arguments"), &format!("configurations[{ci}].arguments"))?));
                 }
             }
             Some(_) => return Err(field("configurations", "must be a list")),
         }
         for k in map.keys().filter_map(|k| k.as_str()) {
             if !matches!(k, "actions" | "tiers" | "configurations" | "metrics") {
-                warnings.push(ConfWarning(format!(
-                    "unknown top-level field {k:?} ignored"
-                )));
+                warnings.push(ConfWarning(format!("unknown top-level field {k:?} ignored")));
             }
         }
-        Ok((
-            SchedulerConf {
-                actions,
-                tiers,
-                configurations,
-                options: SchedulerOptions::default(),
-            },
-            warnings,
-        ))
+        Ok((SchedulerConf { actions, tiers, configurations, options: SchedulerOptions::default() }, warnings))
     }
 }
 
@@ -208,26 +178,19 @@ mod tests {
     #[test]
     fn default_conf_is_volcanos() {
         let c = SchedulerConf::default();
-        assert_eq!(
-            c.actions,
-            vec![
-                ActionKind::Enqueue,
-                ActionKind::Allocate,
-                ActionKind::Backfill
-            ]
-        );
-        let names: Vec<Vec<&str>> = c
-            .tiers
-            .iter()
-            .map(|t| t.plugins.iter().map(|p| p.name.as_str()).collect())
-            .collect();
+        assert_eq!(c.actions, vec![ActionKind::Enqueue, ActionKind::Allocate, ActionKind::Backfill]);
+        let names: Vec<Vec<&str>> = c.tiers.iter().map(|t| t.plugins.iter().map(|p| p.name.as_str()).collect()).collect();
         assert_eq!(
             names,
-            vec![
-                vec!["priority", "gang", "conformance"],
-                vec!["overcommit", "drf", "predicates", "proportion", "nodeorder"]
-            ]
+            vec![vec!["priority", "gang", "conformance"], vec!["overcommit", "drf", "predicates", "proportion", "nodeorder"]]
         );
+    }
+
+    #[test]
+    fn empty_conf_means_the_default() {
+        let (c, w) = SchedulerConf::parse("  \n").unwrap();
+        assert_eq!(c, SchedulerConf::default());
+        assert_eq!(w.len(), 1);
     }
 
     #[test]
@@ -239,7 +202,10 @@ mod tests {
 
     #[test]
     fn unknown_plugin_warns_and_is_skipped_and_flags_default_true() {
-        let (c, w) = SchedulerConf::parse("actions: allocate\ntiers:\n- plugins:\n  - name: nosuch\n  - name: gang\n    enableJobReady: false\n").unwrap();
+        let (c, w) = SchedulerConf::parse(
+            "actions: allocate\ntiers:\n- plugins:\n  - name: nosuch\n  - name: gang\n    enableJobReady: false\n",
+        )
+        .unwrap();
         assert_eq!(c.tiers[0].plugins.len(), 1);
         assert!(w.iter().any(|w| w.0.contains("nosuch")));
         let g = &c.tiers[0].plugins[0];
@@ -250,40 +216,25 @@ mod tests {
 
     #[test]
     fn flag_with_wrong_type_names_the_field() {
-        let e =
-            SchedulerConf::parse("tiers:\n- plugins:\n  - name: gang\n    enableJobReady: maybe\n")
-                .unwrap_err();
-        assert!(
-            e.to_string().contains("tiers[0].plugins[0].enableJobReady"),
-            "{e}"
-        );
+        let e = SchedulerConf::parse("tiers:\n- plugins:\n  - name: gang\n    enableJobReady: maybe\n").unwrap_err();
+        assert!(e.to_string().contains("tiers[0].plugins[0].enableJobReady"), "{e}");
     }
 
     #[test]
     fn hierarchical_drf_with_proportion_is_rejected() {
-        let e = SchedulerConf::parse(
-            "tiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n  - name: proportion\n",
-        )
-        .unwrap_err();
+        let e = SchedulerConf::parse("tiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n  - name: proportion\n")
+            .unwrap_err();
         assert_eq!(e, ConfError::HierarchyWithProportion(0));
     }
 
     #[test]
     fn nodes_to_find_follows_volcano_when_adaptive() {
         let mut o = SchedulerOptions::default();
-        assert_eq!(
-            o.nodes_to_find(10_000),
-            10_000,
-            "Basalt default scans every node"
-        );
+        assert_eq!(o.nodes_to_find(10_000), 10_000, "Basalt default scans every node");
         o.percentage_nodes_to_find = 0;
         assert_eq!(o.nodes_to_find(50), 50);
         assert_eq!(o.nodes_to_find(10_000), 500, "max(50-80, 5)% of 10000");
         assert_eq!(o.nodes_to_find(1000), 420, "42% of 1000");
-        assert_eq!(
-            o.nodes_to_find(150),
-            100,
-            "never below minimum-feasible-nodes"
-        );
+        assert_eq!(o.nodes_to_find(150), 100, "never below minimum-feasible-nodes");
     }
 }

@@ -23,10 +23,8 @@ impl Binpack {
     /// weight becomes 1.
     pub fn open(s: &State<'_>, a: &Arguments) -> Self {
         let pos = |v: i64| if v < 0 { 1 } else { v };
-        let mut resources = vec![
-            (CPU, pos(a.int("binpack.cpu").unwrap_or(1))),
-            (MEMORY, pos(a.int("binpack.memory").unwrap_or(1))),
-        ];
+        let mut resources =
+            vec![(CPU, pos(a.int("binpack.cpu").unwrap_or(1))), (MEMORY, pos(a.int("binpack.memory").unwrap_or(1)))];
         if let Some(list) = a.string("binpack.resources") {
             for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                 let w = pos(a.int(&format!("binpack.resources.{name}")).unwrap_or(1));
@@ -35,10 +33,7 @@ impl Binpack {
                 }
             }
         }
-        Binpack {
-            weight: a.int("binpack.weight").unwrap_or(1),
-            resources,
-        }
+        Binpack { weight: a.int("binpack.weight").unwrap_or(1), resources }
     }
 
     /// The score of task `t` on node `n`.

@@ -72,9 +72,7 @@ impl<'a> Plugin<'a> for Drf {
         Fn::JobOrder.bit() | Fn::Preemptable.bit() | Fn::EventHandler.bit()
     }
     fn job_order(&self, _s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
-        self.share[l.ix()]
-            .partial_cmp(&self.share[r.ix()])
-            .unwrap_or(Ordering::Equal)
+        self.share[l.ix()].partial_cmp(&self.share[r.ix()]).unwrap_or(Ordering::Equal)
     }
     fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
         self.change(s, t, 1.0);

@@ -24,9 +24,7 @@ enum Tally {
 /// tasks in the tallied statuses. Skipped (true) when minMember < Σ minTaskMember.
 fn check_roles(s: &State<'_>, j: JobIdx, tally: Tally) -> bool {
     let rec = s.jobs.rec[j.ix()];
-    if rec.min_task_member.is_empty()
-        || s.jobs.min_available[j.ix()] < s.jobs.min_task_total[j.ix()]
-    {
+    if rec.min_task_member.is_empty() || s.jobs.min_available[j.ix()] < s.jobs.min_task_total[j.ix()] {
         return true;
     }
     rec.min_task_member.iter().all(|&(role, min)| {
@@ -35,16 +33,10 @@ fn check_roles(s: &State<'_>, j: JobIdx, tally: Tally) -> bool {
             let st = s.tasks.status[t.ix()];
             let counted = match tally {
                 Tally::Valid => {
-                    st.allocated()
-                        || matches!(
-                            st,
-                            TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending
-                        )
+                    st.allocated() || matches!(st, TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending)
                 }
                 Tally::Ready => {
-                    st.allocated()
-                        || st == TaskStatus::Succeeded
-                        || (st == TaskStatus::Pending && s.tasks.best_effort[t.ix()])
+                    st.allocated() || st == TaskStatus::Succeeded || (st == TaskStatus::Pending && s.tasks.best_effort[t.ix()])
                 }
                 Tally::Pipelined => {
                     st.allocated()
@@ -62,10 +54,7 @@ fn check_roles(s: &State<'_>, j: JobIdx, tally: Tally) -> bool {
 
 /// Allocated tasks per role of `j` (Volcano `getJobAllocatedRoles`).
 pub fn allocated_in_role(s: &State<'_>, j: JobIdx, role: Sym) -> i32 {
-    s.jobs
-        .tasks(j)
-        .filter(|&t| s.role(t) == role && s.tasks.status[t.ix()].allocated())
-        .count() as i32
+    s.jobs.tasks(j).filter(|&t| s.role(t) == role && s.tasks.status[t.ix()].allocated()).count() as i32
 }
 
 impl<'a> Plugin<'a> for Gang {
@@ -93,9 +82,7 @@ impl<'a> Plugin<'a> for Gang {
         if valid < min {
             return Some(Invalid {
                 reason: "NotEnoughTasks",
-                message: format!(
-                    "Not enough valid tasks for gang-scheduling, valid: {valid}, min: {min}"
-                ),
+                message: format!("Not enough valid tasks for gang-scheduling, valid: {valid}, min: {min}"),
             });
         }
         None
@@ -127,20 +114,12 @@ impl<'a> Plugin<'a> for Gang {
                 let schedulable = s
                     .jobs
                     .tasks(j)
-                    .filter(|&t| {
-                        s.tasks.status[t.ix()] == TaskStatus::Pending
-                            && s.tasks.last_status[t.ix()].allocated()
-                    })
+                    .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending && s.tasks.last_status[t.ix()].allocated())
                     .count() as i32
                     + s.jobs.ready_num(j);
                 let unready = s.jobs.min_available[j.ix()] - schedulable;
                 let fit = crate::session::close_job_fit_error(s, j);
-                let msg = format!(
-                    "{}/{} tasks in gang unschedulable: {}",
-                    unready,
-                    s.jobs.task_count(j),
-                    fit
-                );
+                let msg = format!("{}/{} tasks in gang unschedulable: {}", unready, s.jobs.task_count(j), fit);
                 s.job_fit_error[j.ix()] = msg.clone();
                 s.job_condition[j.ix()] = Some(PodGroupCondition {
                     kind: "Unschedulable".into(),

@@ -15,18 +15,12 @@ use hashbrown::{HashMap, HashSet};
 pub fn node_affinity_ok(s: &State<'_>, pod: &CPod, n: NodeIdx) -> bool {
     let node = s.nodes.rec[n.ix()];
     let names = &s.cluster.names;
-    if !pod
-        .node_selector
-        .iter()
-        .all(|r| r.matches(&node.labels, names))
-    {
+    if !pod.node_selector.iter().all(|r| r.matches(&node.labels, names)) {
         return false;
     }
     match &pod.node_required {
         None => true,
-        Some(terms) => terms
-            .iter()
-            .any(|t| t.matches(&node.labels, node.name, names)),
+        Some(terms) => terms.iter().any(|t| t.matches(&node.labels, node.name, names)),
     }
 }
 
@@ -35,10 +29,7 @@ pub fn untolerated_taint(s: &State<'_>, pod: &CPod, n: NodeIdx) -> Option<(Sym, 
     s.nodes.rec[n.ix()]
         .taints
         .iter()
-        .find(|t| {
-            matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-                && !tolerated(&pod.tolerations, t)
-        })
+        .find(|t| matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute) && !tolerated(&pod.tolerations, t))
         .map(|t| (t.key, t.value))
 }
 
@@ -48,24 +39,17 @@ pub fn ports_conflict(s: &State<'_>, pod: &CPod, n: NodeIdx) -> bool {
         return false;
     }
     s.tasks_on(n).any(|o| {
-        s.tasks.rec[o.ix()]
-            .c
-            .host_ports
-            .iter()
-            .any(|&(ip2, proto2, port2)| {
-                pod.host_ports.iter().any(|&(ip, proto, port)| {
-                    port == port2
-                        && proto == proto2
-                        && (ip == ip2 || ip == Sym::EMPTY || ip2 == Sym::EMPTY)
-                })
+        s.tasks.rec[o.ix()].c.host_ports.iter().any(|&(ip2, proto2, port2)| {
+            pod.host_ports.iter().any(|&(ip, proto, port)| {
+                port == port2 && proto == proto2 && (ip == ip2 || ip == Sym::EMPTY || ip2 == Sym::EMPTY)
             })
+        })
     })
 }
 
 /// Whether a task counts as an existing pod for affinity and spread (on a node, not terminating).
 fn existing(s: &State<'_>, t: TaskIdx) -> bool {
-    s.tasks.node[t.ix()] != crate::session::tables::NONE
-        && s.tasks.status[t.ix()] != TaskStatus::Releasing
+    s.tasks.node[t.ix()] != crate::session::tables::NONE && s.tasks.status[t.ix()] != TaskStatus::Releasing
 }
 
 /// One topology spread constraint's counts for the task being placed.
@@ -140,12 +124,8 @@ impl PodCtx {
                 term_values(s, term, &mut set, t);
                 ctx.affinity_values.push(set);
             }
-            ctx.affinity_any =
-                !pod.pod_required.is_empty() && ctx.affinity_values.iter().all(|v| !v.is_empty());
-            ctx.affinity_self = pod
-                .pod_required
-                .iter()
-                .all(|term| term.matches_pod(pod.namespace, &pod.labels, names));
+            ctx.affinity_any = !pod.pod_required.is_empty() && ctx.affinity_values.iter().all(|v| !v.is_empty());
+            ctx.affinity_self = pod.pod_required.iter().all(|term| term.matches_pod(pod.namespace, &pod.labels, names));
             for term in pod.anti_required.iter() {
                 let mut set = HashSet::new();
                 term_values(s, term, &mut set, t);
@@ -173,50 +153,27 @@ impl PodCtx {
             if !c.hard && !with_scores {
                 continue;
             }
-            let mut st = SpreadState {
-                index: i,
-                self_match: 0,
-                ..Default::default()
-            };
-            if c.selector
-                .as_ref()
-                .is_some_and(|sel| sel.matches(&pod.labels, names))
-            {
+            let mut st = SpreadState { index: i, self_match: 0, ..Default::default() };
+            if c.selector.as_ref().is_some_and(|sel| sel.matches(&pod.labels, names)) {
                 st.self_match = 1;
             }
             for n in (0..s.nodes.len).map(|i| NodeIdx(i as u32)) {
-                if !spread_eligible(
-                    s,
-                    pod,
-                    c.key,
-                    c.ignore_node_affinity,
-                    c.honor_node_taints,
-                    n,
-                ) {
+                if !spread_eligible(s, pod, c.key, c.ignore_node_affinity, c.honor_node_taints, n) {
                     continue;
                 }
-                let v =
-                    label(&s.nodes.rec[n.ix()].labels, c.key).expect("eligible node has the key");
+                let v = label(&s.nodes.rec[n.ix()].labels, c.key).expect("eligible node has the key");
                 let cnt = st.counts.entry(v).or_insert(0);
                 for o in s.tasks_on(n) {
                     if o == t || s.tasks.status[o.ix()] == TaskStatus::Releasing {
                         continue;
                     }
                     let oc = &s.tasks.rec[o.ix()].c;
-                    if oc.namespace == pod.namespace
-                        && c.selector
-                            .as_ref()
-                            .is_some_and(|sel| sel.matches(&oc.labels, names))
-                    {
+                    if oc.namespace == pod.namespace && c.selector.as_ref().is_some_and(|sel| sel.matches(&oc.labels, names)) {
                         *cnt += 1;
                     }
                 }
             }
-            st.min = if (st.counts.len() as i32) < c.min_domains {
-                0
-            } else {
-                st.counts.values().copied().min().unwrap_or(0)
-            };
+            st.min = if (st.counts.len() as i32) < c.min_domains { 0 } else { st.counts.values().copied().min().unwrap_or(0) };
             st.weight = ((st.counts.len() + 2) as f64).ln();
             if c.hard {
                 ctx.spread_hard.push(st);
@@ -278,12 +235,7 @@ impl PodCtx {
 
     /// kube InterPodAffinity Filter on node `n`: affinity, then anti-affinity, then existing
     /// pods' anti-affinity.
-    pub fn interpod_filter(
-        &self,
-        s: &State<'_>,
-        pod: &CPod,
-        n: NodeIdx,
-    ) -> Result<(), crate::session::fit::Reason> {
+    pub fn interpod_filter(&self, s: &State<'_>, pod: &CPod, n: NodeIdx) -> Result<(), crate::session::fit::Reason> {
         use crate::session::fit::Reason;
         if !self.interpod {
             return Ok(());
@@ -294,16 +246,11 @@ impl PodCtx {
                 .pod_required
                 .iter()
                 .zip(&self.affinity_values)
-                .all(|(term, vals)| {
-                    label(nl, term.topology_key).is_some_and(|v| vals.contains(&v))
-                });
+                .all(|(term, vals)| label(nl, term.topology_key).is_some_and(|v| vals.contains(&v)));
             // The first pod of a group may go anywhere its own terms' topology keys exist.
             let first = !self.affinity_any
                 && self.affinity_self
-                && pod
-                    .pod_required
-                    .iter()
-                    .all(|term| label(nl, term.topology_key).is_some());
+                && pod.pod_required.iter().all(|term| label(nl, term.topology_key).is_some());
             if !ok && !first {
                 return Err(Reason::PodAffinity);
             }
@@ -313,24 +260,14 @@ impl PodCtx {
                 return Err(Reason::PodAntiAffinity);
             }
         }
-        if !self.existing_anti.is_empty()
-            && self
-                .existing_anti
-                .iter()
-                .any(|&(k, v)| label(nl, k) == Some(v))
-        {
+        if !self.existing_anti.is_empty() && self.existing_anti.iter().any(|&(k, v)| label(nl, k) == Some(v)) {
             return Err(Reason::ExistingAntiAffinity);
         }
         Ok(())
     }
 
     /// kube PodTopologySpread Filter on node `n`.
-    pub fn spread_filter(
-        &self,
-        s: &State<'_>,
-        pod: &CPod,
-        n: NodeIdx,
-    ) -> Result<(), crate::session::fit::Reason> {
+    pub fn spread_filter(&self, s: &State<'_>, pod: &CPod, n: NodeIdx) -> Result<(), crate::session::fit::Reason> {
         use crate::session::fit::Reason;
         let nl = &s.nodes.rec[n.ix()].labels;
         for st in &self.spread_hard {
@@ -347,14 +284,7 @@ impl PodCtx {
     }
 }
 
-fn spread_eligible(
-    s: &State<'_>,
-    pod: &CPod,
-    key: Sym,
-    ignore_affinity: bool,
-    honor_taints: bool,
-    n: NodeIdx,
-) -> bool {
+fn spread_eligible(s: &State<'_>, pod: &CPod, key: Sym, ignore_affinity: bool, honor_taints: bool, n: NodeIdx) -> bool {
     if label(&s.nodes.rec[n.ix()].labels, key).is_none() {
         return false;
     }
@@ -372,9 +302,7 @@ pub fn default_normalize(scores: &mut [i64], reverse: bool) {
     let max = scores.iter().copied().max().unwrap_or(0).max(0);
     if max == 0 {
         if reverse {
-            scores
-                .iter_mut()
-                .for_each(|x| *x = crate::limits::MAX_NODE_SCORE);
+            scores.iter_mut().for_each(|x| *x = crate::limits::MAX_NODE_SCORE);
         }
         return;
     }

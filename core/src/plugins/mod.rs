@@ -51,17 +51,8 @@ pub const KNOWN: &[&str] = &[
 ];
 
 /// The plugins Basalt implements.
-pub const IMPLEMENTED: &[&str] = &[
-    "priority",
-    "gang",
-    "conformance",
-    "overcommit",
-    "drf",
-    "proportion",
-    "predicates",
-    "nodeorder",
-    "binpack",
-];
+pub const IMPLEMENTED: &[&str] =
+    &["priority", "gang", "conformance", "overcommit", "drf", "proportion", "predicates", "nodeorder", "binpack"];
 
 /// A function a plugin can register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,13 +153,7 @@ pub trait Plugin<'a>: Send + Sync {
         Ok(())
     }
     /// Predicate (kube Filter) of a task on a node.
-    fn predicate(
-        &self,
-        s: &State<'a>,
-        ctx: &k8s::PodCtx,
-        t: TaskIdx,
-        n: NodeIdx,
-    ) -> Result<(), Reason> {
+    fn predicate(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         Ok(())
     }
     /// Node score of a task on one node.
@@ -176,15 +161,7 @@ pub trait Plugin<'a>: Send + Sync {
         0.0
     }
     /// Node scores of a task on a set of nodes, added into `out` (same length as `nodes`).
-    fn batch_node_order(
-        &self,
-        s: &State<'a>,
-        ctx: &k8s::PodCtx,
-        t: TaskIdx,
-        nodes: &[NodeIdx],
-        out: &mut [f64],
-    ) {
-    }
+    fn batch_node_order(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, nodes: &[NodeIdx], out: &mut [f64]) {}
     /// Whether a queue is overused.
     fn overused(&self, s: &State<'a>, q: QueueIdx) -> bool {
         false
@@ -235,7 +212,7 @@ pub fn build<'a>(opt: &PluginOption, s: &State<'a>) -> Option<Box<dyn Plugin<'a>
         "drf" => Box::new(drf::Drf::open(s)),
         "proportion" => Box::new(proportion::Proportion::open(s)),
         "predicates" => Box::new(predicates::Predicates::open(a)),
-        "nodeorder" => Box::new(nodeorder::NodeOrder::open(a)),
+        "nodeorder" => Box::new(nodeorder::NodeOrder::open(s, a)),
         "binpack" => Box::new(binpack::Binpack::open(s, a)),
         _ => return None,
     })

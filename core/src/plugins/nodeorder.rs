@@ -43,7 +43,7 @@ pub struct NodeOrder {
 
 impl NodeOrder {
     /// Reads the weights (integers; absent keys take the defaults).
-    pub fn open(a: &Arguments) -> Self {
+    pub fn open(s: &State<'_>, a: &Arguments) -> Self {
         let g = |k: &str, d: i64| a.int(k).unwrap_or(d);
         NodeOrder {
             w: Weights {
@@ -56,7 +56,7 @@ impl NodeOrder {
                 image_locality: g("imagelocality.weight", 1),
                 spread: g("podtopologyspread.weight", 2),
             },
-            gpu: None,
+            gpu: s.cluster.resources.find("nvidia.com/gpu"),
         }
     }
 
@@ -146,17 +146,12 @@ pub fn node_affinity_score(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> i64 {
 /// Intolerable PreferNoSchedule taints of `n` for the pod (kube TaintToleration raw score).
 pub fn prefer_no_schedule_count(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> i64 {
     let pod = &s.tasks.rec[t.ix()].c;
-    let tols: Vec<_> = pod
-        .tolerations
-        .iter()
-        .filter(|x| x.effect.is_none_or(|e| e == TaintEffect::PreferNoSchedule))
-        .copied()
-        .collect();
+    let prefer = |tol: &&crate::cluster::compile::CToleration| tol.effect.is_none_or(|e| e == TaintEffect::PreferNoSchedule);
     s.nodes.rec[n.ix()]
         .taints
         .iter()
         .filter(|x| {
-            x.effect == TaintEffect::PreferNoSchedule && !tols.iter().any(|tol| tol.tolerates(x))
+            x.effect == TaintEffect::PreferNoSchedule && !pod.tolerations.iter().filter(prefer).any(|tol| tol.tolerates(x))
         })
         .count() as i64
 }
@@ -178,24 +173,14 @@ impl<'a> Plugin<'a> for NodeOrder {
             score += most_allocated(s, t, n) * w.most;
         }
         if w.balanced != 0 {
-            let gpu = self
-                .gpu
-                .or_else(|| s.cluster.resources.find("nvidia.com/gpu"));
-            score += balanced_allocation(s, t, n, gpu) * w.balanced;
+            score += balanced_allocation(s, t, n, self.gpu) * w.balanced;
         }
         if w.node_affinity != 0 {
             score += node_affinity_score(s, t, n) * w.node_affinity;
         }
         score as f64
     }
-    fn batch_node_order(
-        &self,
-        s: &State<'a>,
-        ctx: &PodCtx,
-        t: TaskIdx,
-        nodes: &[NodeIdx],
-        out: &mut [f64],
-    ) {
+    fn batch_node_order(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, nodes: &[NodeIdx], out: &mut [f64]) {
         let w = &self.w;
         let mut raw = vec![0i64; nodes.len()];
         if w.taint_toleration != 0 {
@@ -210,23 +195,11 @@ impl<'a> Plugin<'a> for NodeOrder {
         if w.pod_affinity != 0 && ctx.pref_active {
             for (r, &n) in raw.iter_mut().zip(nodes) {
                 let nl = &s.nodes.rec[n.ix()].labels;
-                *r = ctx
-                    .pref_scores
-                    .iter()
-                    .filter(|((k, v), _)| label(nl, *k) == Some(*v))
-                    .map(|(_, sc)| *sc)
-                    .sum();
+                *r = ctx.pref_scores.iter().filter(|((k, v), _)| label(nl, *k) == Some(*v)).map(|(_, sc)| *sc).sum();
             }
-            let (min, max) = (
-                raw.iter().copied().min().unwrap_or(0),
-                raw.iter().copied().max().unwrap_or(0),
-            );
+            let (min, max) = (raw.iter().copied().min().unwrap_or(0), raw.iter().copied().max().unwrap_or(0));
             for (o, r) in out.iter_mut().zip(&raw) {
-                let f = if max > min {
-                    (MAX_NODE_SCORE as f64 * ((r - min) as f64 / (max - min) as f64)) as i64
-                } else {
-                    0
-                };
+                let f = if max > min { (MAX_NODE_SCORE as f64 * ((r - min) as f64 / (max - min) as f64)) as i64 } else { 0 };
                 *o += (f * w.pod_affinity) as f64;
             }
         }
@@ -250,9 +223,7 @@ impl<'a> Plugin<'a> for NodeOrder {
                                 let oc = &s.tasks.rec[o.ix()].c;
                                 o != t
                                     && oc.namespace == pod.namespace
-                                    && c.selector
-                                        .as_ref()
-                                        .is_some_and(|sel| sel.matches(&oc.labels, names))
+                                    && c.selector.as_ref().is_some_and(|sel| sel.matches(&oc.labels, names))
                             })
                             .count() as i64
                     } else {

@@ -27,19 +27,13 @@ pub fn unallocated_min(s: &State<'_>, j: JobIdx, min: &Resource) -> Vec<f64> {
             }
         }
     }
-    (0..s.dims)
-        .map(|d| (min.get(d) - alloc[d]).max(0) as f64)
-        .collect()
+    (0..s.dims).map(|d| (min.get(d) - alloc[d]).max(0) as f64).collect()
 }
 
 /// Tasks of `j` that count as allocated (Volcano `CalculateAllocatedTaskNum`).
 pub fn allocated_tasks(s: &State<'_>, j: JobIdx) -> i32 {
-    s.jobs
-        .tasks(j)
-        .filter(|&t| {
-            s.tasks.status[t.ix()].allocated() || s.tasks.status[t.ix()] == TaskStatus::Succeeded
-        })
-        .count() as i32
+    s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()].allocated() || s.tasks.status[t.ix()] == TaskStatus::Succeeded).count()
+        as i32
 }
 
 impl Overcommit {
@@ -88,9 +82,7 @@ impl<'a> Plugin<'a> for Overcommit {
         let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() else {
             return Vote::Permit;
         };
-        let fits = (0..s.dims)
-            .filter(|&d| min.get(d) > 0)
-            .all(|d| self.inqueue[d] + min.get(d) as f64 <= self.idle[d] + 0.1);
+        let fits = (0..s.dims).filter(|&d| min.get(d) > 0).all(|d| self.inqueue[d] + min.get(d) as f64 <= self.idle[d] + 0.1);
         if fits {
             Vote::Permit
         } else {

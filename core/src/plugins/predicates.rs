@@ -46,16 +46,8 @@ impl Predicates {
 
 /// Whether the pod tolerates `node.kubernetes.io/unschedulable:NoSchedule`.
 fn tolerates_unschedulable(s: &State<'_>, t: TaskIdx) -> bool {
-    let key = s
-        .cluster
-        .names
-        .get("node.kubernetes.io/unschedulable")
-        .unwrap_or(Sym(u32::MAX));
-    let taint = CTaint {
-        key,
-        value: Sym::EMPTY,
-        effect: TaintEffect::NoSchedule,
-    };
+    let key = s.cluster.names.get("node.kubernetes.io/unschedulable").unwrap_or(Sym(u32::MAX));
+    let taint = CTaint { key, value: Sym::EMPTY, effect: TaintEffect::NoSchedule };
     tolerated(&s.tasks.rec[t.ix()].c.tolerations, &taint)
 }
 

@@ -74,16 +74,10 @@ impl Proportion {
                 a.elastic = vec![0.0; dims];
                 a.guarantee = (0..dims).map(|d| rec.guarantee.get(d) as f64).collect();
                 // realCapability = (total − Σ guarantees)⁺ + own guarantee, capped by capability.
-                a.real_capability = (0..dims)
-                    .map(|d| (total[d] - total_guarantee[d]).max(0.0) + a.guarantee[d])
-                    .collect();
+                a.real_capability = (0..dims).map(|d| (total[d] - total_guarantee[d]).max(0.0) + a.guarantee[d]).collect();
                 if let Some(cap) = rec.capability.as_ref() {
                     for d in 0..dims {
-                        let c = if cap.has(d) {
-                            cap.get(d) as f64
-                        } else {
-                            f64::INFINITY
-                        };
+                        let c = if cap.has(d) { cap.get(d) as f64 } else { f64::INFINITY };
                         let c = if d < 2 && c <= 0.0 { f64::INFINITY } else { c };
                         a.real_capability[d] = a.real_capability[d].min(c);
                     }
@@ -111,9 +105,7 @@ impl Proportion {
                     }
                 }
             }
-            if s.jobs.phase[j.ix()] == PodGroupPhase::Running
-                && allocated_tasks(s, j) >= s.jobs.min_available[j.ix()]
-            {
+            if s.jobs.phase[j.ix()] == PodGroupPhase::Running && allocated_tasks(s, j) >= s.jobs.min_available[j.ix()] {
                 if let Some(min) = min {
                     for (d, v) in unallocated_min(s, j, min).into_iter().enumerate() {
                         a.inqueue[d] += v;
@@ -122,11 +114,7 @@ impl Proportion {
             }
             // Elastic: allocated beyond minResources.
             let mut alloc = vec![0i64; dims];
-            for t in s
-                .jobs
-                .tasks(j)
-                .filter(|&t| s.tasks.status[t.ix()].allocated())
-            {
+            for t in s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()].allocated()) {
                 for (d, v) in s.tasks.req(t, dims).iter().enumerate() {
                     alloc[d] += v;
                 }
@@ -146,13 +134,8 @@ impl Proportion {
         let mut remaining = total.to_vec();
         let mut met = vec![false; self.attrs.len()];
         loop {
-            let total_weight: f64 = self
-                .attrs
-                .iter()
-                .enumerate()
-                .filter(|(i, a)| a.active && !met[*i])
-                .map(|(_, a)| a.weight)
-                .sum();
+            let total_weight: f64 =
+                self.attrs.iter().enumerate().filter(|(i, a)| a.active && !met[*i]).map(|(_, a)| a.weight).sum();
             if total_weight == 0.0 {
                 break;
             }
@@ -189,10 +172,7 @@ impl Proportion {
             for d in 0..dims {
                 remaining[d] = remaining[d] - increased[d] + decreased[d];
             }
-            let empty = remaining
-                .iter()
-                .enumerate()
-                .all(|(d, &v)| d == crate::resource::PODS || v < EPS);
+            let empty = remaining.iter().enumerate().all(|(d, &v)| d == crate::resource::PODS || v < EPS);
             if empty || remaining == old_remaining {
                 break;
             }
@@ -244,17 +224,11 @@ impl<'a> Plugin<'a> for Proportion {
             | Fn::EventHandler.bit()
     }
     fn queue_order(&self, s: &State<'a>, l: QueueIdx, r: QueueIdx) -> Ordering {
-        let (lp, rp) = (
-            s.queues.rec[l.ix()].spec.priority,
-            s.queues.rec[r.ix()].spec.priority,
-        );
+        let (lp, rp) = (s.queues.rec[l.ix()].spec.priority, s.queues.rec[r.ix()].spec.priority);
         if lp != rp {
             return rp.cmp(&lp);
         }
-        self.attrs[l.ix()]
-            .share
-            .partial_cmp(&self.attrs[r.ix()].share)
-            .unwrap_or(Ordering::Equal)
+        self.attrs[l.ix()].share.partial_cmp(&self.attrs[r.ix()].share).unwrap_or(Ordering::Equal)
     }
     fn overused(&self, _s: &State<'a>, q: QueueIdx) -> bool {
         let a = &self.attrs[q.ix()];
@@ -269,9 +243,7 @@ impl<'a> Plugin<'a> for Proportion {
             return true;
         }
         let req = s.tasks.req(t, self.dims);
-        (0..self.dims)
-            .filter(|&d| req[d] > 0)
-            .all(|d| le(a.allocated[d] + req[d] as f64, a.deserved[d]))
+        (0..self.dims).filter(|&d| req[d] > 0).all(|d| le(a.allocated[d] + req[d] as f64, a.deserved[d]))
     }
     fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
         let q = s.jobs.queue[j.ix()] as usize;
@@ -282,12 +254,9 @@ impl<'a> Plugin<'a> for Proportion {
             return Vote::Permit;
         };
         let a = &self.attrs[q];
-        let ok = (0..self.dims).filter(|&d| min.get(d) > 0).all(|d| {
-            le(
-                min.get(d) as f64 + a.allocated[d] + a.inqueue[d] - a.elastic[d],
-                a.real_capability[d],
-            )
-        });
+        let ok = (0..self.dims)
+            .filter(|&d| min.get(d) > 0)
+            .all(|d| le(min.get(d) as f64 + a.allocated[d] + a.inqueue[d] - a.elastic[d], a.real_capability[d]));
         if ok {
             Vote::Permit
         } else {

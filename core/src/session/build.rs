@@ -39,23 +39,13 @@ fn pod_priority(c: &Cluster, p: &PodRec) -> i32 {
     1
 }
 
-pub(super) fn build<'a>(
-    arena: &'a Bump,
-    cluster: &'a Cluster,
-    conf: &'a SchedulerConf,
-    opts: &CycleOptions,
-) -> State<'a> {
+pub(super) fn build<'a>(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> State<'a> {
     let dims = cluster.resources.len();
 
     // Nodes: Ready nodes in name order.
-    let node_list: BVec<'a, _> =
-        BVec::from_iter_in(cluster.nodes().filter(|(_, n)| n.spec.ready), arena);
+    let node_list: BVec<'a, _> = BVec::from_iter_in(cluster.nodes().filter(|(_, n)| n.spec.ready), arena);
     let nn = node_list.len();
-    let node_row: HashMap<&str, u32> = node_list
-        .iter()
-        .enumerate()
-        .map(|(i, (_, n))| (n.spec.name.as_str(), i as u32))
-        .collect();
+    let node_row: HashMap<&str, u32> = node_list.iter().enumerate().map(|(i, (_, n))| (n.spec.name.as_str(), i as u32)).collect();
     let allocatable = arena.alloc_slice_fill_copy(dims * nn, 0i64);
     for (i, (_, n)) in node_list.iter().enumerate() {
         for d in 0..dims {
@@ -83,18 +73,10 @@ pub(super) fn build<'a>(
 
     // Queues: every Queue, in name order.
     let queue_list: BVec<'a, _> = BVec::from_iter_in(cluster.queues(), arena);
-    let queue_row: HashMap<&str, u32> = queue_list
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (q.spec.name.as_str(), i as u32))
-        .collect();
+    let queue_row: HashMap<&str, u32> = queue_list.iter().enumerate().map(|(i, q)| (q.spec.name.as_str(), i as u32)).collect();
     let queues = QueueTable {
         len: queue_list.len(),
-        name: arena.alloc_slice_fill_iter(
-            queue_list
-                .iter()
-                .map(|q| cluster.names.get(&q.spec.name).unwrap_or_default()),
-        ),
+        name: arena.alloc_slice_fill_iter(queue_list.iter().map(|q| cluster.names.get(&q.spec.name).unwrap_or_default())),
         rec: arena.alloc_slice_fill_iter(queue_list.iter().copied()),
     };
     let _ = QueueState::Open;
@@ -104,45 +86,25 @@ pub(super) fn build<'a>(
     let default_queue = conf.options.default_queue.as_str();
     let mut job_list = BVec::new_in(arena);
     for (gid, g) in cluster.pod_groups() {
-        let q = if g.spec.queue.is_empty() {
-            default_queue
-        } else {
-            g.spec.queue.as_str()
-        };
+        let q = if g.spec.queue.is_empty() { default_queue } else { g.spec.queue.as_str() };
         match queue_row.get(q) {
             Some(&qi) => job_list.push((gid, g, qi)),
-            None => skipped.push((
-                gid,
-                format!(
-                    "queue {q:?} of PodGroup {}/{} does not exist",
-                    g.spec.namespace, g.spec.name
-                ),
-            )),
+            None => skipped.push((gid, format!("queue {q:?} of PodGroup {}/{} does not exist", g.spec.namespace, g.spec.name))),
         }
     }
     let nj = job_list.len();
-    let job_row: HashMap<(&str, &str), u32> = job_list
-        .iter()
-        .enumerate()
-        .map(|(i, (_, g, _))| ((g.spec.namespace.as_str(), g.spec.name.as_str()), i as u32))
-        .collect();
+    let job_row: HashMap<(&str, &str), u32> =
+        job_list.iter().enumerate().map(|(i, (_, g, _))| ((g.spec.namespace.as_str(), g.spec.name.as_str()), i as u32)).collect();
 
     // Tasks: pods of jobs (grouped by job, pod-name order inside), then other pods on nodes.
     let mut pods = BVec::new_in(arena);
     for (pid, p) in cluster.pods() {
-        let job = p
-            .spec
-            .group
-            .as_deref()
-            .and_then(|g| job_row.get(&(p.spec.namespace.as_str(), g)).copied());
+        let job = p.spec.group.as_deref().and_then(|g| job_row.get(&(p.spec.namespace.as_str(), g)).copied());
         match job {
             Some(j) => pods.push((j, pid, p)),
             None => {
                 let st = pod_status(p);
-                if !p.spec.node_name.is_empty()
-                    && !st.completed()
-                    && node_row.contains_key(p.spec.node_name.as_str())
-                {
+                if !p.spec.node_name.is_empty() && !st.completed() && node_row.contains_key(p.spec.node_name.as_str()) {
                     pods.push((NONE, pid, p));
                 }
             }
@@ -166,8 +128,7 @@ pub(super) fn build<'a>(
     let init_resreq = arena.alloc_slice_fill_copy(nt * dims, 0i64);
     for (i, (_, _, p)) in pods.iter().enumerate() {
         p.resreq.write_row(&mut resreq[i * dims..(i + 1) * dims]);
-        p.init_resreq
-            .write_row(&mut init_resreq[i * dims..(i + 1) * dims]);
+        p.init_resreq.write_row(&mut init_resreq[i * dims..(i + 1) * dims]);
     }
     let tasks = TaskTable {
         len: nt,
@@ -178,12 +139,9 @@ pub(super) fn build<'a>(
         node: arena.alloc_slice_fill_copy(nt, NONE),
         resreq,
         init_resreq,
-        priority: arena
-            .alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| pod_priority(cluster, p))),
-        best_effort: arena
-            .alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| p.init_resreq.is_empty())),
-        name_index: arena
-            .alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| name_index(&p.spec.name))),
+        priority: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| pod_priority(cluster, p))),
+        best_effort: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| p.init_resreq.is_empty())),
+        name_index: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| name_index(&p.spec.name))),
         next_on_node: arena.alloc_slice_fill_copy(nt, NONE),
         prev_on_node: arena.alloc_slice_fill_copy(nt, NONE),
         last_status: arena.alloc_slice_fill_copy(nt, TaskStatus::Pending),
@@ -199,13 +157,9 @@ pub(super) fn build<'a>(
         group: arena.alloc_slice_fill_iter(job_list.iter().map(|(id, _, _)| *id)),
         rec: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| *g)),
         queue: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, _, q)| *q)),
-        min_available: arena
-            .alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.spec.min_member)),
-        min_task_total: arena.alloc_slice_fill_iter(
-            job_list
-                .iter()
-                .map(|(_, g, _)| g.min_task_member.iter().map(|(_, v)| *v).sum()),
-        ),
+        min_available: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.spec.min_member)),
+        min_task_total: arena
+            .alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.min_task_member.iter().map(|(_, v)| *v).sum())),
         priority: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| {
             let pc = &g.spec.priority_class_name;
             match cluster.priority_class(pc) {
@@ -214,12 +168,11 @@ pub(super) fn build<'a>(
             }
         })),
         creation: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.spec.creation_ms)),
-        uid: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| {
-            cluster
-                .names
-                .get(&format!("{}/{}", g.spec.namespace, g.spec.name))
-                .unwrap_or_default()
-        })),
+        uid: arena.alloc_slice_fill_iter(
+            job_list
+                .iter()
+                .map(|(_, g, _)| cluster.names.get(&format!("{}/{}", g.spec.namespace, g.spec.name)).unwrap_or_default()),
+        ),
         phase: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.spec.phase)),
         task_start,
         task_end,
@@ -254,13 +207,9 @@ pub(super) fn build<'a>(
         evictions: Vec::new(),
         events: Vec::new(),
         affinity_tasks: &[],
+        report_order: arena.alloc_slice_copy(&cluster.resources.report_order()),
     };
-    let aff = BVec::from_iter_in(
-        (0..nt)
-            .filter(|&i| state.tasks.rec[i].c.has_pod_affinity())
-            .map(|i| TaskIdx(i as u32)),
-        arena,
-    );
+    let aff = BVec::from_iter_in((0..nt).filter(|&i| state.tasks.rec[i].c.has_pod_affinity()).map(|i| TaskIdx(i as u32)), arena);
     state.affinity_tasks = aff.into_bump_slice();
     // Put every non-terminated task with a node on it (Volcano cache `addTask`).
     for i in 0..nt {

@@ -17,18 +17,10 @@ pub fn job_fit_error(s: &State<'_>, j: JobIdx) -> String {
         .collect();
     hist.push(format!("{} minAvailable", s.jobs.min_available[j.ix()]));
     hist.sort();
-    let head = if s.jobs.is_ready(j) {
-        "pod group is ready"
-    } else {
-        "pod group is not ready"
-    };
+    let head = if s.jobs.is_ready(j) { "pod group is ready" } else { "pod group is not ready" };
     let mut msg = format!("{head}, {}", hist.join(", "));
     let mut reasons: Vec<(String, u32)> = Vec::new();
-    for t in s
-        .jobs
-        .tasks(j)
-        .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending)
-    {
+    for t in s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending) {
         let (reason, _) = task_reason(s, j, t);
         match reasons.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, n)) => *n += 1,
@@ -41,11 +33,7 @@ pub fn job_fit_error(s: &State<'_>, j: JobIdx) -> String {
         msg.push_str(&format!("; Pending: {}", parts.join(", ")));
     }
     if let Some((t, fe)) = s.fit_errors[j.ix()].first() {
-        msg.push_str(&format!(
-            ". Origin reason is {}: {}",
-            s.tasks.rec[t.ix()].spec.name,
-            fe.message(s.cluster)
-        ));
+        msg.push_str(&format!(". Origin reason is {}: {}", s.tasks.rec[t.ix()].spec.name, fe.message(s.cluster)));
     }
     msg
 }
@@ -55,12 +43,11 @@ pub fn job_fit_error(s: &State<'_>, j: JobIdx) -> String {
 pub fn task_reason(s: &State<'_>, j: JobIdx, t: TaskIdx) -> (String, String) {
     let spec = &s.tasks.rec[t.ix()].spec;
     let status = s.tasks.status[t.ix()];
-    let (st, node) =
-        if status == TaskStatus::Pending && s.tasks.last_status[t.ix()] != TaskStatus::Pending {
-            (s.tasks.last_status[t.ix()], s.tasks.last_node[t.ix()])
-        } else {
-            (status, s.tasks.node[t.ix()])
-        };
+    let (st, node) = if status == TaskStatus::Pending && s.tasks.last_status[t.ix()] != TaskStatus::Pending {
+        (s.tasks.last_status[t.ix()], s.tasks.last_node[t.ix()])
+    } else {
+        (status, s.tasks.node[t.ix()])
+    };
     let node_name = |n: u32| {
         if n == NONE {
             String::new()
@@ -71,7 +58,12 @@ pub fn task_reason(s: &State<'_>, j: JobIdx, t: TaskIdx) -> (String, String) {
     match st {
         TaskStatus::Allocated => (
             "Schedulable".into(),
-            format!("Pod {}/{} can possibly be assigned to {}, once minAvailable is satisfied", spec.namespace, spec.name, node_name(node)),
+            format!(
+                "Pod {}/{} can possibly be assigned to {}, once minAvailable is satisfied",
+                spec.namespace,
+                spec.name,
+                node_name(node)
+            ),
         ),
         TaskStatus::Pipelined => (
             "Unschedulable".into(),
@@ -127,39 +119,21 @@ fn same_condition(a: &PodGroupCondition, b: &PodGroupCondition) -> bool {
 /// Builds the cycle's decisions from a closed session.
 pub(super) fn decisions(s: &State<'_>) -> Decisions {
     let mut out = Decisions {
-        binds: s
-            .binds
-            .iter()
-            .map(|&(t, n)| Bind {
-                pod: s.tasks.pod[t.ix()],
-                node: s.nodes.id[n.ix()],
-            })
-            .collect(),
-        evictions: s
-            .evictions
-            .iter()
-            .map(|(t, r)| Eviction {
-                pod: s.tasks.pod[t.ix()],
-                reason: r.clone(),
-            })
-            .collect(),
+        binds: s.binds.iter().map(|&(t, n)| Bind { pod: s.tasks.pod[t.ix()], node: s.nodes.id[n.ix()] }).collect(),
+        evictions: s.evictions.iter().map(|(t, r)| Eviction { pod: s.tasks.pod[t.ix()], reason: r.clone() }).collect(),
         skipped: s.skipped.clone(),
         events: s.events.clone(),
         ..Default::default()
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
         if s.tasks.status[t.ix()] == TaskStatus::Pipelined {
-            out.pipelined.push(Pipelined {
-                pod: s.tasks.pod[t.ix()],
-                node: s.nodes.id[s.tasks.node[t.ix()] as usize],
-            });
+            out.pipelined.push(Pipelined { pod: s.tasks.pod[t.ix()], node: s.nodes.id[s.tasks.node[t.ix()] as usize] });
         }
     }
     for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
         let rec = s.jobs.rec[j.ix()];
         let cond = s.job_condition[j.ix()].as_ref();
-        let unschedulable_now =
-            cond.is_some_and(|c| c.kind == "Unschedulable" && c.status == "True");
+        let unschedulable_now = cond.is_some_and(|c| c.kind == "Unschedulable" && c.status == "True");
         let phase = phase_of(s, j, unschedulable_now);
         let mut conditions = rec.spec.conditions.clone();
         let mut cond_changed = false;
@@ -179,21 +153,13 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         let succeeded = s.jobs.count(j, TaskStatus::Succeeded) as i32;
         let failed = s.jobs.count(j, TaskStatus::Failed) as i32;
         let changed = cond_changed || phase != rec.spec.phase;
-        if matches!(
-            phase,
-            PodGroupPhase::Unknown | PodGroupPhase::Pending | PodGroupPhase::Inqueue
-        ) {
+        if matches!(phase, PodGroupPhase::Unknown | PodGroupPhase::Pending | PodGroupPhase::Inqueue) {
             let pending = s.jobs.count(j, TaskStatus::Pending);
             out.events.push(Event {
                 group: s.jobs.group[j.ix()],
                 kind: "Warning",
                 reason: "Unschedulable".into(),
-                message: format!(
-                    "{}/{} tasks in gang unschedulable: {}",
-                    pending,
-                    s.jobs.task_count(j),
-                    job_fit_error(s, j)
-                ),
+                message: format!("{}/{} tasks in gang unschedulable: {}", pending, s.jobs.task_count(j), job_fit_error(s, j)),
             });
         } else if changed {
             out.events.push(Event {
@@ -214,10 +180,8 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         });
         for t in s.jobs.tasks(j) {
             let st = s.tasks.status[t.ix()];
-            if !matches!(
-                st,
-                TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined
-            ) || s.tasks.rec[t.ix()].spec.scheduling_gated
+            if !matches!(st, TaskStatus::Allocated | TaskStatus::Pending | TaskStatus::Pipelined)
+                || s.tasks.rec[t.ix()].spec.scheduling_gated
             {
                 continue;
             }
@@ -225,11 +189,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
             if message.is_empty() {
                 message = "all nodes are unavailable".into();
             }
-            out.unschedulable.push(PodCondition {
-                pod: s.tasks.pod[t.ix()],
-                reason,
-                message,
-            });
+            out.unschedulable.push(PodCondition { pod: s.tasks.pod[t.ix()], reason, message });
         }
     }
     // Queue status.allocated: Σ Resreq of allocated-status tasks per queue.
@@ -253,10 +213,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
                 list.insert(s.cluster.resources.name(d).to_string(), v);
             }
         }
-        out.queues.push(QueueStatus {
-            name: s.queues.rec[q].spec.name.clone(),
-            allocated: list,
-        });
+        out.queues.push(QueueStatus { name: s.queues.rec[q].spec.name.clone(), allocated: list });
     }
     out
 }

@@ -51,24 +51,13 @@ impl Reason {
             Reason::PodNumberExceeded => "node(s) pod number exceeded".into(),
             Reason::NodeUnschedulable => "node(s) were unschedulable".into(),
             Reason::NodeAffinity => "node(s) didn't match Pod's node affinity/selector".into(),
-            Reason::Taint(k, v) => format!(
-                "node(s) had untolerated taint {{{}: {}}}",
-                c.names.resolve(k),
-                c.names.resolve(v)
-            ),
-            Reason::NodePorts => {
-                "node(s) didn't have free ports for the requested pod ports".into()
-            }
+            Reason::Taint(k, v) => format!("node(s) had untolerated taint {{{}: {}}}", c.names.resolve(k), c.names.resolve(v)),
+            Reason::NodePorts => "node(s) didn't have free ports for the requested pod ports".into(),
             Reason::PodAffinity => "node(s) didn't match pod affinity rules".into(),
             Reason::PodAntiAffinity => "node(s) didn't match pod anti-affinity rules".into(),
-            Reason::ExistingAntiAffinity => {
-                "node(s) didn't satisfy existing pods anti-affinity rules".into()
-            }
+            Reason::ExistingAntiAffinity => "node(s) didn't satisfy existing pods anti-affinity rules".into(),
             Reason::Spread => "node(s) didn't match pod topology spread constraints".into(),
-            Reason::SpreadMissingLabel => {
-                "node(s) didn't match pod topology spread constraints (missing required label)"
-                    .into()
-            }
+            Reason::SpreadMissingLabel => "node(s) didn't match pod topology spread constraints (missing required label)".into(),
         }
     }
 }
@@ -97,31 +86,16 @@ impl FitErrors {
 
     /// A FitErrors that only carries `msg`.
     pub fn message_only(msg: String) -> Self {
-        FitErrors {
-            nodes: 0,
-            histogram: Vec::new(),
-            error: Some(msg),
-        }
+        FitErrors { nodes: 0, histogram: Vec::new(), error: Some(msg) }
     }
 
     /// Volcano's `FitErrors.Error()`: `0/<N> nodes are unavailable: <sorted 'count reason'>.`
     pub fn message(&self, c: &Cluster) -> String {
-        let head = self
-            .error
-            .clone()
-            .unwrap_or_else(|| format!("0/{} nodes are unavailable", self.nodes));
+        let head = self.error.clone().unwrap_or_else(|| format!("0/{} nodes are unavailable", self.nodes));
         if self.histogram.is_empty() {
-            return if self.error.is_some() {
-                head
-            } else {
-                "all nodes are unavailable".to_string()
-            };
+            return if self.error.is_some() { head } else { "all nodes are unavailable".to_string() };
         }
-        let mut parts: Vec<String> = self
-            .histogram
-            .iter()
-            .map(|(r, n)| format!("{n} {}", r.text(c)))
-            .collect();
+        let mut parts: Vec<String> = self.histogram.iter().map(|(r, n)| format!("{n} {}", r.text(c))).collect();
         parts.sort();
         format!("{head}: {}.", parts.join(", "))
     }
@@ -140,7 +114,10 @@ mod tests {
         f.add(Reason::Taint(k, v));
         f.add(Reason::Insufficient(0));
         f.add(Reason::Taint(k, v));
-        assert_eq!(f.message(&c), "0/3 nodes are unavailable: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.");
+        assert_eq!(
+            f.message(&c),
+            "0/3 nodes are unavailable: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}."
+        );
         assert_eq!(FitErrors::message_only("x".into()).message(&c), "x");
     }
 }

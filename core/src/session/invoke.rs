@@ -81,11 +81,7 @@ impl<'a> Plugins<'a> {
     }
 
     fn each(&self, f: Fn) -> impl Iterator<Item = &dyn Plugin<'a>> + '_ {
-        self.tiers
-            .iter()
-            .flatten()
-            .filter(move |s| s.active & f.bit() != 0)
-            .map(|s| s.plugin.as_ref())
+        self.tiers.iter().flatten().filter(move |s| s.active & f.bit() != 0).map(|s| s.plugin.as_ref())
     }
 
     /// Whether any plugin has `f` active.
@@ -104,12 +100,7 @@ impl<'a> Plugins<'a> {
         let j = &s.jobs;
         j.creation[l.ix()]
             .cmp(&j.creation[r.ix()])
-            .then_with(|| {
-                s.cluster
-                    .names
-                    .resolve(j.uid[l.ix()])
-                    .cmp(s.cluster.names.resolve(j.uid[r.ix()]))
-            })
+            .then_with(|| s.cluster.names.resolve(j.uid[l.ix()]).cmp(s.cluster.names.resolve(j.uid[r.ix()])))
             .then(l.cmp(&r))
     }
 
@@ -122,10 +113,7 @@ impl<'a> Plugins<'a> {
             }
         }
         let (lq, rq) = (s.queues.rec[l.ix()], s.queues.rec[r.ix()]);
-        lq.spec
-            .creation_ms
-            .cmp(&rq.spec.creation_ms)
-            .then_with(|| lq.spec.name.cmp(&rq.spec.name))
+        lq.spec.creation_ms.cmp(&rq.spec.creation_ms).then_with(|| lq.spec.name.cmp(&rq.spec.name))
     }
 
     /// Task order (Volcano `TaskOrderFn` + `helpers.CompareTask`): plugins, then the numeric
@@ -142,10 +130,7 @@ impl<'a> Plugins<'a> {
             return li.cmp(&ri);
         }
         let (lp, rp) = (&s.tasks.rec[l.ix()].spec, &s.tasks.rec[r.ix()].spec);
-        lp.creation_ms
-            .cmp(&rp.creation_ms)
-            .then_with(|| lp.uid.cmp(&rp.uid))
-            .then(l.cmp(&r))
+        lp.creation_ms.cmp(&rp.creation_ms).then_with(|| lp.uid.cmp(&rp.uid)).then(l.cmp(&r))
     }
 
     /// PrePredicate: AND, first error.
@@ -158,13 +143,7 @@ impl<'a> Plugins<'a> {
 
     /// Predicate: AND, first error.
     #[inline]
-    pub fn predicate(
-        &self,
-        s: &State<'a>,
-        ctx: &PodCtx,
-        t: TaskIdx,
-        n: NodeIdx,
-    ) -> Result<(), Reason> {
+    pub fn predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         for p in self.each(Fn::Predicate) {
             p.predicate(s, ctx, t, n)?;
         }
@@ -177,28 +156,13 @@ impl<'a> Plugins<'a> {
     }
 
     /// Node scores: Σ NodeOrder + Σ BatchNodeOrder, written into `out` (zeroed first).
-    pub fn score_nodes(
-        &self,
-        s: &State<'a>,
-        ctx: &PodCtx,
-        t: TaskIdx,
-        nodes: &[NodeIdx],
-        out: &mut [f64],
-    ) {
+    pub fn score_nodes(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, nodes: &[NodeIdx], out: &mut [f64]) {
         out.iter_mut().for_each(|x| *x = 0.0);
-        let order: Vec<&dyn Plugin<'a>> = self.each(Fn::NodeOrder).collect();
-        if !order.is_empty() {
-            let score = |n: NodeIdx| {
-                order
-                    .iter()
-                    .map(|p| p.node_order(s, ctx, t, n))
-                    .sum::<f64>()
-            };
+        if self.any(Fn::NodeOrder) {
+            let score = |n: NodeIdx| self.each(Fn::NodeOrder).map(|p| p.node_order(s, ctx, t, n)).sum::<f64>();
             if nodes.len() >= crate::limits::PARALLEL_NODE_THRESHOLD {
                 use rayon::prelude::*;
-                out.par_iter_mut()
-                    .zip(nodes.par_iter())
-                    .for_each(|(o, &n)| *o = score(n));
+                out.par_iter_mut().zip(nodes.par_iter()).for_each(|(o, &n)| *o = score(n));
             } else {
                 for (o, &n) in out.iter_mut().zip(nodes) {
                     *o = score(n);
@@ -254,12 +218,7 @@ impl<'a> Plugins<'a> {
 
     /// JobEnqueued: every plugin that registered it.
     pub fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {
-        for slot in self
-            .tiers
-            .iter_mut()
-            .flatten()
-            .filter(|x| x.active & Fn::JobEnqueued.bit() != 0)
-        {
+        for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::JobEnqueued.bit() != 0) {
             slot.plugin.job_enqueued(s, j);
         }
     }
@@ -272,10 +231,7 @@ impl<'a> Plugins<'a> {
     /// JobStarving: the first tier with a function decides (AND inside it); none ⇒ false.
     pub fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
         for tier in &self.tiers {
-            let fns: Vec<_> = tier
-                .iter()
-                .filter(|x| x.active & Fn::JobStarving.bit() != 0)
-                .collect();
+            let fns: Vec<_> = tier.iter().filter(|x| x.active & Fn::JobStarving.bit() != 0).collect();
             if !fns.is_empty() {
                 return fns.iter().all(|x| x.plugin.job_starving(s, j));
             }
@@ -285,24 +241,14 @@ impl<'a> Plugins<'a> {
 
     /// AllocateFunc event to every plugin with an event handler.
     pub fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
-        for slot in self
-            .tiers
-            .iter_mut()
-            .flatten()
-            .filter(|x| x.active & Fn::EventHandler.bit() != 0)
-        {
+        for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_allocate(s, t);
         }
     }
 
     /// DeallocateFunc event to every plugin with an event handler.
     pub fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
-        for slot in self
-            .tiers
-            .iter_mut()
-            .flatten()
-            .filter(|x| x.active & Fn::EventHandler.bit() != 0)
-        {
+        for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_deallocate(s, t);
         }
     }

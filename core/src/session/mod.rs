@@ -63,6 +63,8 @@ pub struct State<'a> {
     pub events: Vec<crate::decision::Event>,
     /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
     pub affinity_tasks: &'a [TaskIdx],
+    /// Resource dimensions in the order Volcano reports an insufficient one.
+    pub report_order: &'a [usize],
 }
 
 impl<'a> State<'a> {
@@ -87,9 +89,7 @@ impl<'a> State<'a> {
     #[inline]
     pub fn fits_idle(&self, req: &[i64], n: NodeIdx) -> bool {
         let len = self.nodes.len;
-        req.iter()
-            .enumerate()
-            .all(|(d, &r)| r <= 0 || r <= self.nodes.idle[d * len + n.ix()])
+        req.iter().enumerate().all(|(d, &r)| r <= 0 || r <= self.nodes.idle[d * len + n.ix()])
     }
 
     /// Node `n`'s FutureIdle in `d`: idle + releasing − pipelined.
@@ -102,17 +102,12 @@ impl<'a> State<'a> {
     /// Whether `req ≤ FutureIdle(n)` in every dimension.
     #[inline]
     pub fn fits_future_idle(&self, req: &[i64], n: NodeIdx) -> bool {
-        req.iter()
-            .enumerate()
-            .all(|(d, &r)| r <= 0 || r <= self.future_idle(n, d))
+        req.iter().enumerate().all(|(d, &r)| r <= 0 || r <= self.future_idle(n, d))
     }
 
     /// The first dimension (in report order) where `req > FutureIdle(n)`.
     pub fn first_insufficient(&self, req: &[i64], n: NodeIdx, order: &[usize]) -> Option<usize> {
-        order
-            .iter()
-            .copied()
-            .find(|&d| d < req.len() && req[d] > 0 && req[d] > self.future_idle(n, d))
+        order.iter().copied().find(|&d| d < req.len() && req[d] > 0 && req[d] > self.future_idle(n, d))
     }
 
     /// Interned task role of `t`.
@@ -132,10 +127,7 @@ impl<'a> State<'a> {
 
     /// Fit errors of task `t`, if any.
     pub fn fit_errors_of(&self, j: JobIdx, t: TaskIdx) -> Option<&FitErrors> {
-        self.fit_errors[j.ix()]
-            .iter()
-            .find(|(x, _)| *x == t)
-            .map(|(_, f)| f)
+        self.fit_errors[j.ix()].iter().find(|(x, _)| *x == t).map(|(_, f)| f)
     }
 
     /// Changes a task's status, keeping the job's counts (Volcano `UpdateTaskStatus`).
@@ -235,10 +227,7 @@ impl<'a> State<'a> {
             self.nodes.nonzero_mem[n.ix()] -= rec.spec.nonzero_memory_bytes;
         }
         self.nodes.pod_count[n.ix()] -= 1;
-        let (prev, next) = (
-            self.tasks.prev_on_node[t.ix()],
-            self.tasks.next_on_node[t.ix()],
-        );
+        let (prev, next) = (self.tasks.prev_on_node[t.ix()], self.tasks.next_on_node[t.ix()]);
         if prev != NONE {
             self.tasks.next_on_node[prev as usize] = next;
         } else {
@@ -295,19 +284,10 @@ pub struct Session<'a> {
 impl<'a> Session<'a> {
     /// Opens a session (Volcano `OpenSession`): builds the tables in `arena` from `cluster`,
     /// then instantiates the conf's plugins tier by tier.
-    pub fn open(
-        arena: &'a Bump,
-        cluster: &'a Cluster,
-        conf: &'a SchedulerConf,
-        opts: &CycleOptions,
-    ) -> Self {
+    pub fn open(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> Self {
         let state = build::build(arena, cluster, conf, opts);
         let plugins = Plugins::open(conf, &state);
-        Session {
-            arena,
-            state,
-            plugins,
-        }
+        Session { arena, state, plugins }
     }
 
     /// Closes the session (Volcano `CloseSession`): plugins' close, then PodGroup, Queue and

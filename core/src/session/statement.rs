@@ -51,10 +51,7 @@ impl<'a> Statement<'a> {
 impl<'a> Session<'a> {
     /// A new, empty statement.
     pub fn statement(&self) -> Statement<'a> {
-        Statement {
-            ops: BVec::new_in(self.arena),
-            reasons: Vec::new(),
-        }
+        Statement { ops: BVec::new_in(self.arena), reasons: Vec::new() }
     }
 
     /// Statement `Allocate`: `t` takes idle resources of `n`. Fails (changing nothing) when
@@ -68,12 +65,7 @@ impl<'a> Session<'a> {
         self.state.set_status(t, TaskStatus::Allocated);
         self.state.node_add_task(t, n);
         self.plugins.on_allocate(&self.state, t);
-        st.ops.push(Op {
-            kind: OpKind::Allocate,
-            task: t,
-            node: n,
-            prev,
-        });
+        st.ops.push(Op { kind: OpKind::Allocate, task: t, node: n, prev });
         true
     }
 
@@ -83,12 +75,7 @@ impl<'a> Session<'a> {
         self.state.set_status(t, TaskStatus::Pipelined);
         self.state.node_add_task(t, n);
         self.plugins.on_allocate(&self.state, t);
-        st.ops.push(Op {
-            kind: OpKind::Pipeline,
-            task: t,
-            node: n,
-            prev,
-        });
+        st.ops.push(Op { kind: OpKind::Pipeline, task: t, node: n, prev });
     }
 
     /// Statement `Evict`: `t` becomes Releasing on its node.
@@ -101,12 +88,7 @@ impl<'a> Session<'a> {
         self.state.set_status(t, TaskStatus::Releasing);
         self.state.node_add_task(t, n);
         self.plugins.on_deallocate(&self.state, t);
-        st.ops.push(Op {
-            kind: OpKind::Evict,
-            task: t,
-            node: n,
-            prev,
-        });
+        st.ops.push(Op { kind: OpKind::Evict, task: t, node: n, prev });
         st.reasons.push(reason.to_string());
     }
 

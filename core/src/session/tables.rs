@@ -74,10 +74,7 @@ impl TaskStatus {
     /// Volcano's `AllocatedStatus`: Bound, Binding, Running, Allocated.
     #[inline]
     pub fn allocated(self) -> bool {
-        matches!(
-            self,
-            TaskStatus::Bound | TaskStatus::Binding | TaskStatus::Running | TaskStatus::Allocated
-        )
+        matches!(self, TaskStatus::Bound | TaskStatus::Binding | TaskStatus::Running | TaskStatus::Allocated)
     }
 
     /// Volcano's `CompletedStatus`: Succeeded, Failed.
@@ -89,10 +86,7 @@ impl TaskStatus {
     /// Volcano's `ScheduledStatus`: Running, Bound, Failed, Succeeded.
     #[inline]
     pub fn scheduled(self) -> bool {
-        matches!(
-            self,
-            TaskStatus::Running | TaskStatus::Bound | TaskStatus::Failed | TaskStatus::Succeeded
-        )
+        matches!(self, TaskStatus::Running | TaskStatus::Bound | TaskStatus::Failed | TaskStatus::Succeeded)
     }
 
     /// Volcano's spelling.
@@ -296,8 +290,7 @@ impl JobTable<'_> {
     /// Volcano `ValidTaskNum`: allocated-status + Succeeded + Pipelined + Pending.
     pub fn valid_num(&self, j: JobIdx) -> i32 {
         let c = &self.counts[j.ix()];
-        self.ready_num(j)
-            + (c[TaskStatus::Pipelined as usize] + c[TaskStatus::Pending as usize]) as i32
+        self.ready_num(j) + (c[TaskStatus::Pipelined as usize] + c[TaskStatus::Pending as usize]) as i32
     }
 
     /// Volcano `IsReady`: Ready + pending BestEffort ≥ minAvailable.
@@ -307,8 +300,7 @@ impl JobTable<'_> {
 
     /// Volcano `IsPipelined`: Waiting + Ready + pending BestEffort ≥ minAvailable.
     pub fn is_pipelined(&self, j: JobIdx) -> bool {
-        self.waiting_num(j) + self.ready_num(j) + self.pending_best_effort[j.ix()] as i32
-            >= self.min_available[j.ix()]
+        self.waiting_num(j) + self.ready_num(j) + self.pending_best_effort[j.ix()] as i32 >= self.min_available[j.ix()]
     }
 
     /// Volcano `IsStarving`: Waiting + Ready < minAvailable.
@@ -318,19 +310,14 @@ impl JobTable<'_> {
 
     /// Volcano `IsPending`: phase Pending or unset.
     pub fn is_pending(&self, j: JobIdx) -> bool {
-        matches!(
-            self.phase[j.ix()],
-            PodGroupPhase::Pending | PodGroupPhase::Empty
-        )
+        matches!(self.phase[j.ix()], PodGroupPhase::Pending | PodGroupPhase::Empty)
     }
 }
 
 /// Numeric suffix of a pod name after its last `-` (Volcano's default task order key).
 pub fn name_index(name: &str) -> u64 {
     match name.rsplit_once('-') {
-        Some((_, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => {
-            tail.parse().unwrap_or(u64::MAX)
-        }
+        Some((_, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => tail.parse().unwrap_or(u64::MAX),
         _ => u64::MAX,
     }
 }

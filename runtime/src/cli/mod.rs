@@ -1,0 +1,44 @@
+//! The `basalt` command line (clap derive): parses arguments and dispatches to one module per
+//! subcommand. Owns exit codes and what goes to stdout (results) versus stderr (warnings and
+//! errors); the work itself lives in [`crate::sim`], [`crate::load`] and [`crate::convert`].
+
+pub mod simulate;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: no object at all could be loaded from the cluster paths.
+pub const EXIT_NOTHING_LOADED: u8 = 1;
+/// Exit code: the scheduler conf could not be read or is invalid (clap also uses 2 for usage
+/// errors).
+pub const EXIT_BAD_CONF: u8 = 2;
+
+/// `basalt`: a Volcano-compatible batch scheduler.
+#[derive(Debug, Parser)]
+#[command(name = "basalt", version, about = "Basalt: a Volcano-compatible batch scheduler", propagate_version = true)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Schedule a cluster read from YAML/JSON files for N cycles and print the decisions.
+    Simulate(simulate::SimulateArgs),
+}
+
+/// Runs a parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Simulate(args) => ExitCode::from(simulate::run(&args)),
+    }
+}
+
+/// Parses `std::env::args` (clap prints help or usage errors and exits itself) and runs.
+pub fn main() -> ExitCode {
+    run(Cli::parse())
+}

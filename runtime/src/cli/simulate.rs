@@ -1,0 +1,130 @@
+//! `basalt simulate`: load a cluster from files, run scheduling cycles in memory, print the
+//! decisions as the conformance JSON (`--output json`) or a readable summary (`--output text`).
+
+use super::{EXIT_BAD_CONF, EXIT_NOTHING_LOADED, EXIT_OK};
+use crate::load::DEFAULT_SCHEDULER_NAME;
+use crate::sim::{self, SimError, SimOptions};
+use basalt_core::conf::SchedulerConf;
+use clap::{Args, ValueEnum};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// How `simulate` prints its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The JSON object of the conformance contract.
+    Json,
+    /// A readable summary.
+    Text,
+}
+
+/// Arguments of `basalt simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Cluster files or directories (YAML/JSON: Nodes, Pods, PodGroups, Queues,
+    /// PriorityClasses; directories are read recursively).
+    #[arg(long, required = true, num_args = 1.., value_name = "FILE_OR_DIR")]
+    pub cluster: Vec<PathBuf>,
+    /// volcano-scheduler.conf to schedule with (default: Volcano's built-in conf).
+    #[arg(long, value_name = "FILE")]
+    pub conf: Option<PathBuf>,
+    /// Number of scheduling cycles.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub cycles: u64,
+    /// Seed of the random tie-breaks; cycle i uses seed + i.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Schedule only pods whose spec.schedulerName is this.
+    #[arg(long, default_value = DEFAULT_SCHEDULER_NAME, value_name = "NAME")]
+    pub scheduler_name: String,
+    /// Percentage of nodes a predicate scan stops at (0 = Volcano's adaptive; Basalt default 100).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=100))]
+    pub percentage_nodes_to_find: Option<i32>,
+    /// Below this many nodes every node is scanned (default 100).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
+    pub minimum_feasible_nodes: Option<i32>,
+    /// Lower bound of the adaptive percentage (default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=100))]
+    pub minimum_percentage_nodes_to_find: Option<i32>,
+    /// Queue of PodGroups that name none (default `default`).
+    #[arg(long, value_name = "NAME")]
+    pub default_queue: Option<String>,
+}
+
+/// Reads and parses the conf at `path`, printing its warnings to stderr.
+///
+/// Errors: a message naming the file (unreadable, not valid YAML, unknown action, …).
+pub fn read_conf(path: &Path) -> Result<SchedulerConf, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read conf {}: {e}", path.display()))?;
+    let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", path.display()))?;
+    for w in warnings {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    Ok(conf)
+}
+
+/// The conf with the command-line scheduler options applied.
+fn conf_with_options(mut conf: SchedulerConf, args: &SimulateArgs) -> SchedulerConf {
+    let o = &mut conf.options;
+    if let Some(v) = args.percentage_nodes_to_find {
+        o.percentage_nodes_to_find = v;
+    }
+    if let Some(v) = args.minimum_feasible_nodes {
+        o.minimum_feasible_nodes = v;
+    }
+    if let Some(v) = args.minimum_percentage_nodes_to_find {
+        o.minimum_percentage_nodes_to_find = v;
+    }
+    if let Some(v) = &args.default_queue {
+        o.default_queue = v.clone();
+    }
+    conf
+}
+
+/// Runs `basalt simulate`; returns the exit code: 0, [`EXIT_NOTHING_LOADED`] or
+/// [`EXIT_BAD_CONF`].
+pub fn run(args: &SimulateArgs) -> u8 {
+    let conf = match &args.conf {
+        None => SchedulerConf::default(),
+        Some(p) => match read_conf(p) {
+            Ok(c) => c,
+            Err(msg) => {
+                eprintln!("error: {msg}");
+                return EXIT_BAD_CONF;
+            }
+        },
+    };
+    let conf = conf_with_options(conf, args);
+    let opts = SimOptions { cycles: args.cycles, seed: args.seed, scheduler_name: args.scheduler_name.clone() };
+    let out = match sim::run(&args.cluster, &conf, &opts) {
+        Ok(out) => out,
+        Err(e @ SimError::NothingLoaded { .. }) => {
+            let SimError::NothingLoaded { load, .. } = &e;
+            for i in &load.issues {
+                eprintln!("warning: {i}");
+            }
+            eprintln!("error: {e}");
+            return EXIT_NOTHING_LOADED;
+        }
+    };
+    for line in out.issue_lines() {
+        eprintln!("warning: {line}");
+    }
+    if out.load.skipped_other_scheduler > 0 {
+        eprintln!(
+            "warning: {} pending pod(s) skipped: spec.schedulerName is not {:?}",
+            out.load.skipped_other_scheduler, opts.scheduler_name
+        );
+    }
+    let rendered = match args.output {
+        OutputFormat::Json => sim::render_json(&out) + "\n",
+        OutputFormat::Text => sim::render_text(&out),
+    };
+    // A closed pipe (`basalt simulate … | head`) is not an error worth a panic.
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(rendered.as_bytes()).and_then(|()| stdout.flush());
+    EXIT_OK
+}

@@ -1,0 +1,94 @@
+//! Volcano `Queue` → [`QueueSpec`].
+
+use super::resources::resource_list;
+use super::{creation_ms, required_name, ConvertError, ObjRef};
+use crate::crd;
+use basalt_core::model::{QueueSpec, QueueState};
+
+/// Converts a Queue.
+///
+/// Defaults: `weight` 1, `reclaimable` true, `priority` 0, `parent` empty, `status.state`
+/// unset ⇒ `Open` (Volcano's queue controller opens new queues). Errors: missing name,
+/// `weight` outside 1..=65535, negative `priority`, malformed quantities, unknown state.
+pub fn convert_queue(q: &crd::Queue) -> Result<QueueSpec, ConvertError> {
+    let name = required_name("Queue", &q.metadata)?;
+    let obj = ObjRef { kind: "Queue", name: &name };
+    let spec = &q.spec;
+    let weight = spec.weight.unwrap_or(1);
+    if !(1..=65535).contains(&weight) {
+        return Err(obj.error("spec.weight", format!("must be in 1..65535, got {weight}")));
+    }
+    let priority = spec.priority.unwrap_or(0);
+    if priority < 0 {
+        return Err(obj.error("spec.priority", format!("must be >= 0, got {priority}")));
+    }
+    let state_str = q.status.as_ref().and_then(|s| s.state.as_deref()).unwrap_or("");
+    let state = match state_str {
+        "" | "Open" => QueueState::Open,
+        "Closed" => QueueState::Closed,
+        "Closing" => QueueState::Closing,
+        "Unknown" => QueueState::Unknown,
+        other => return Err(obj.error("status.state", format!("unknown queue state {other:?}"))),
+    };
+    Ok(QueueSpec {
+        creation_ms: creation_ms(&q.metadata),
+        weight,
+        capability: resource_list(obj, "spec.capability", spec.capability.as_ref())?,
+        guarantee: resource_list(obj, "spec.guarantee.resource", spec.guarantee.as_ref().and_then(|g| g.resource.as_ref()))?,
+        deserved: resource_list(obj, "spec.deserved", spec.deserved.as_ref())?,
+        reclaimable: spec.reclaimable.unwrap_or(true),
+        priority,
+        parent: spec.parent.clone().unwrap_or_default(),
+        state,
+        name,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(yaml: &str) -> crd::Queue {
+        serde_yaml::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn defaults() {
+        let got = convert_queue(&queue("metadata: {name: default}\nspec: {}\n")).unwrap();
+        assert_eq!((got.weight, got.reclaimable, got.priority, got.state), (1, true, 0, QueueState::Open));
+        assert!(got.capability.is_empty() && got.deserved.is_empty() && got.guarantee.is_empty());
+    }
+
+    #[test]
+    fn fields_and_states() {
+        let got = convert_queue(&queue(
+            "metadata: {name: prod}\nspec: {weight: 3, reclaimable: false, capability: {cpu: 8, memory: 16Gi}, guarantee: {resource: {cpu: 1}}, deserved: {nvidia.com/gpu: 2}, parent: root, priority: 2}\nstatus: {state: Closing}\n",
+        ))
+        .unwrap();
+        assert_eq!(got.weight, 3);
+        assert!(!got.reclaimable);
+        assert_eq!(got.capability.get("cpu"), Some(&8000));
+        assert_eq!(got.guarantee.get("cpu"), Some(&1000));
+        assert_eq!(got.deserved.get("nvidia.com/gpu"), Some(&2000));
+        assert_eq!((got.parent.as_str(), got.priority, got.state), ("root", 2, QueueState::Closing));
+        for (s, want) in [("Open", QueueState::Open), ("Closed", QueueState::Closed), ("Unknown", QueueState::Unknown)] {
+            let q = queue(&format!("metadata: {{name: q}}\nspec: {{}}\nstatus: {{state: {s}}}\n"));
+            assert_eq!(convert_queue(&q).unwrap().state, want);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let table = [
+            ("spec: {weight: 0}", "spec.weight"),
+            ("spec: {priority: -1}", "spec.priority"),
+            ("spec: {capability: {cpu: x}}", "spec.capability.cpu"),
+            ("spec: {}\nstatus: {state: Half}", "status.state"),
+        ];
+        for (body, field) in table {
+            let e = convert_queue(&queue(&format!("metadata: {{name: q}}\n{body}\n"))).unwrap_err();
+            assert_eq!(e.field, field, "{body}");
+            assert_eq!(e.kind, "Queue");
+        }
+    }
+}

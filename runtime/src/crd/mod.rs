@@ -1,0 +1,22 @@
+//! Volcano's custom resources as typed `kube` objects: `scheduling.volcano.sh/v1beta1`
+//! [`PodGroup`] (namespaced, short name `pg`) and [`Queue`] (cluster-scoped, short name `q`,
+//! status subresource).
+//!
+//! Field names are Volcano's exactly (camelCase on the wire); every field is optional so
+//! hand-written YAML parses, and defaults are applied by [`crate::convert`], not here. Parts
+//! the scheduler does not read yet (`networkTopology`, `subGroupPolicy`, queue `affinity`) are
+//! kept as opaque JSON so nothing is lost on a read-modify-write.
+
+mod podgroup;
+mod queue;
+mod schema;
+
+pub use podgroup::{pod_group_crd, PodGroup, PodGroupCondition, PodGroupSpec, PodGroupStatus};
+pub use queue::{ExtendCluster, Guarantee, Queue, QueueSpec, QueueStatus, Reservation};
+
+/// The API group of Volcano's scheduling CRDs.
+pub const GROUP: &str = "scheduling.volcano.sh";
+/// The served version Basalt reads and writes.
+pub const VERSION: &str = "v1beta1";
+/// `apiVersion` of PodGroup and Queue objects.
+pub const API_VERSION: &str = "scheduling.volcano.sh/v1beta1";

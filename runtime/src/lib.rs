@@ -1,0 +1,16 @@
+//! `basalt-runtime`: the only Basalt crate that knows Kubernetes.
+//!
+//! * [`crd`]: Volcano's `PodGroup` and `Queue` custom resources as `kube` types;
+//! * [`convert`]: Kubernetes/Volcano objects → the core's plain model types;
+//! * [`load`]: YAML/JSON files → a core [`basalt_core::Cluster`], with per-document issues;
+//! * [`sim`]: the in-memory simulated cluster behind `basalt simulate`, and its reports;
+//! * [`cli`]: the `basalt` command line.
+//!
+//! The live scheduler (watches, binder, status writer, leader election) comes later and will
+//! reuse `convert` unchanged; the core never sees a Kubernetes type.
+
+pub mod cli;
+pub mod convert;
+pub mod crd;
+pub mod load;
+pub mod sim;

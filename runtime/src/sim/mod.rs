@@ -1,0 +1,316 @@
+//! The simulated cluster behind `basalt simulate`: a core [`Cluster`] loaded from files, run
+//! for N scheduling cycles, each cycle's [`Decisions`] applied back as [`Delta`]s the way a
+//! real cluster would react: a bound pod runs from the next cycle on, an evicted pod is gone,
+//! a PodGroup takes the phase and conditions the scheduler wrote.
+//!
+//! Deterministic: cycle `i` (0-based) runs with seed `seed + i` and cycle number `i + 1`, and
+//! nothing else varies. It refuses clocks, threads and I/O beyond reading the input files.
+
+pub mod report;
+
+use crate::load::{self, LoadOptions, LoadReport};
+use basalt_core::cluster::{Cluster, Delta};
+use basalt_core::conf::SchedulerConf;
+use basalt_core::decision::Decisions;
+use basalt_core::model::PodPhase;
+use basalt_core::scheduler::{run_cycle, CycleOptions};
+pub use report::{render_json, render_text, CycleReport};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// How to run a simulation.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Number of scheduling cycles (0 runs none).
+    pub cycles: u64,
+    /// Base seed; cycle `i` uses `seed + i` (wrapping).
+    pub seed: u64,
+    /// The scheduler name pods must carry to be scheduled (default `volcano`).
+    pub scheduler_name: String,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { cycles: 1, seed: 0, scheduler_name: load::DEFAULT_SCHEDULER_NAME.into() }
+    }
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// No object at all could be loaded from the given paths; `load` holds the issues.
+    #[error("nothing could be loaded from {paths}")]
+    NothingLoaded {
+        /// The paths, joined with spaces.
+        paths: String,
+        /// What the load found, issues included.
+        load: LoadReport,
+    },
+}
+
+/// Object counts of the loaded cluster.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClusterCounts {
+    /// Nodes.
+    pub nodes: usize,
+    /// Pods.
+    pub pods: usize,
+    /// PodGroups.
+    pub pod_groups: usize,
+    /// Queues.
+    pub queues: usize,
+}
+
+/// Everything a simulation produced; [`render_json`] and [`render_text`] print it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SimOutput {
+    /// One report per cycle, in order.
+    pub cycles: Vec<CycleReport>,
+    /// `ns/pod` → `ns/podgroup` for every loaded pod with a `scheduling.k8s.io/group-name`.
+    pub pod_group_of_pod: BTreeMap<String, String>,
+    /// What the load did, issues included.
+    pub load: LoadReport,
+    /// Decisions the simulated cluster refused to apply (`cycle N: message`).
+    pub apply_issues: Vec<String>,
+    /// Counts of the cluster as loaded.
+    pub counts: ClusterCounts,
+    /// The scheduler name pods had to carry.
+    pub scheduler_name: String,
+}
+
+impl SimOutput {
+    /// Every issue as one line: load issues (`FILE doc N Kind ns/name: message`), then apply
+    /// issues.
+    pub fn issue_lines(&self) -> Vec<String> {
+        self.load.issues.iter().map(ToString::to_string).chain(self.apply_issues.iter().cloned()).collect()
+    }
+}
+
+/// An in-memory cluster that schedules itself, one cycle per [`Simulator::step`].
+#[derive(Debug)]
+pub struct Simulator {
+    cluster: Cluster,
+    conf: SchedulerConf,
+    seed: u64,
+    cycles_run: u64,
+}
+
+impl Simulator {
+    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`.
+    pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
+        Simulator { cluster, conf, seed, cycles_run: 0 }
+    }
+
+    /// The cluster as it stands (after every applied cycle).
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// Cycles run so far.
+    pub fn cycles_run(&self) -> u64 {
+        self.cycles_run
+    }
+
+    /// Runs the next cycle, reports it with names resolved, then applies its decisions.
+    /// Returns the report and the decisions the cluster refused (`cycle N: message`; none are
+    /// expected).
+    pub fn step(&mut self) -> (CycleReport, Vec<String>) {
+        let i = self.cycles_run;
+        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1 };
+        let decisions = run_cycle(&self.cluster, &self.conf, &opts);
+        let report = CycleReport::from_decisions(&self.cluster, &decisions);
+        let deltas = deltas_for(&self.cluster, &decisions);
+        let mut refused = Vec::new();
+        for d in deltas {
+            if let Err(e) = self.cluster.apply(d) {
+                refused.push(format!("cycle {}: {e}", i + 1));
+            }
+        }
+        self.cycles_run += 1;
+        (report, refused)
+    }
+}
+
+/// The changes a cluster makes in answer to `d`: bound pods get their node and run, evicted
+/// pods are deleted, PodGroups take their new phase and conditions. All ids are resolved
+/// before anything changes.
+pub fn deltas_for(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
+    let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
+    for b in &d.binds {
+        if let (Some(p), Some(n)) = (cluster.pod(b.pod), cluster.node(b.node)) {
+            let mut spec = p.spec.clone();
+            spec.node_name = n.spec.name.clone();
+            spec.phase = PodPhase::Running;
+            out.push(Delta::Pod(spec));
+        }
+    }
+    for e in &d.evictions {
+        if let Some(p) = cluster.pod(e.pod) {
+            out.push(Delta::PodDeleted { namespace: p.spec.namespace.clone(), name: p.spec.name.clone() });
+        }
+    }
+    for s in &d.pod_groups {
+        if let Some(g) = cluster.pod_group(s.group) {
+            let mut spec = g.spec.clone();
+            spec.phase = s.phase;
+            spec.conditions = s.conditions.clone();
+            out.push(Delta::PodGroup(spec));
+        }
+    }
+    out
+}
+
+/// `ns/pod` → `ns/podgroup` for every pod of `cluster` that names a PodGroup.
+pub fn pod_group_of_pod(cluster: &Cluster) -> BTreeMap<String, String> {
+    cluster
+        .pods()
+        .filter_map(|(_, p)| {
+            p.spec.group.as_ref().map(|g| (format!("{}/{}", p.spec.namespace, p.spec.name), format!("{}/{g}", p.spec.namespace)))
+        })
+        .collect()
+}
+
+/// Simulates an already loaded `cluster` for `opts.cycles` cycles. `load` is carried into the
+/// output for reporting.
+pub fn simulate(cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, load: LoadReport) -> SimOutput {
+    let (nodes, pods, pod_groups, queues) = cluster.counts();
+    let mut out = SimOutput {
+        pod_group_of_pod: pod_group_of_pod(&cluster),
+        load,
+        counts: ClusterCounts { nodes, pods, pod_groups, queues },
+        scheduler_name: opts.scheduler_name.clone(),
+        ..Default::default()
+    };
+    let mut sim = Simulator::new(cluster, conf.clone(), opts.seed);
+    for _ in 0..opts.cycles {
+        let (report, refused) = sim.step();
+        out.cycles.push(report);
+        out.apply_issues.extend(refused);
+    }
+    out
+}
+
+/// Loads `paths` (files or directories, see [`load::load_paths`]) and simulates them.
+///
+/// Errors: [`SimError::NothingLoaded`] when not a single object could be loaded. Issues with
+/// individual files, documents or objects do not fail the run; they are in
+/// [`SimOutput::load`].
+pub fn run(paths: &[PathBuf], conf: &SchedulerConf, opts: &SimOptions) -> Result<SimOutput, SimError> {
+    let mut cluster = Cluster::new();
+    let load = load::load_paths(paths, &mut cluster, &LoadOptions { scheduler_name: opts.scheduler_name.clone() });
+    if load.loaded == 0 {
+        let paths = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ");
+        return Err(SimError::NothingLoaded { paths, load });
+    }
+    Ok(simulate(cluster, conf, opts, load))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_core::decision::{Bind, Eviction, PodGroupStatus};
+    use basalt_core::model::{NodeSpec, PodGroupCondition, PodGroupPhase, PodGroupSpec, PodSpec};
+
+    fn cluster() -> Cluster {
+        let mut c = Cluster::new();
+        let deltas = [
+            Delta::Node(NodeSpec { name: "n1".into(), ready: true, ..Default::default() }),
+            Delta::PodGroup(PodGroupSpec { namespace: "ns".into(), name: "pg".into(), min_member: 1, ..Default::default() }),
+            Delta::Pod(PodSpec { namespace: "ns".into(), name: "a".into(), group: Some("pg".into()), ..Default::default() }),
+            Delta::Pod(PodSpec {
+                namespace: "ns".into(),
+                name: "b".into(),
+                node_name: "n1".into(),
+                phase: PodPhase::Running,
+                ..Default::default()
+            }),
+        ];
+        for d in deltas {
+            c.apply(d).unwrap();
+        }
+        c
+    }
+
+    #[test]
+    fn decisions_become_deltas() {
+        let mut c = cluster();
+        let a = c.pod_id("ns", "a").unwrap();
+        let b = c.pod_id("ns", "b").unwrap();
+        let n1 = c.node_id("n1").unwrap();
+        let pg = c.pod_group_id("ns", "pg").unwrap();
+        let cond = PodGroupCondition {
+            kind: "Scheduled".into(),
+            status: "True".into(),
+            transition_id: "1".into(),
+            ..Default::default()
+        };
+        let d = Decisions {
+            binds: vec![Bind { pod: a, node: n1 }],
+            evictions: vec![Eviction { pod: b, reason: "preempt".into() }],
+            pod_groups: vec![PodGroupStatus {
+                group: pg,
+                phase: PodGroupPhase::Running,
+                conditions: vec![cond.clone()],
+                running: 1,
+                succeeded: 0,
+                failed: 0,
+                changed: true,
+            }],
+            ..Default::default()
+        };
+        let report = CycleReport::from_decisions(&c, &d);
+        assert_eq!(report.binds, vec![report::PodNode { pod: "ns/a".into(), node: "n1".into() }]);
+        assert_eq!(report.evictions[0].pod, "ns/b");
+        assert_eq!(report.pod_groups[0].pod_group, "ns/pg");
+        assert_eq!(report.pod_groups[0].phase, "Running");
+        for delta in deltas_for(&c, &d) {
+            c.apply(delta).unwrap();
+        }
+        let a = c.pod(c.pod_id("ns", "a").unwrap()).unwrap();
+        assert_eq!((a.spec.node_name.as_str(), a.spec.phase), ("n1", PodPhase::Running));
+        assert!(c.pod_id("ns", "b").is_none(), "evicted pods are deleted");
+        let g = c.pod_group(c.pod_group_id("ns", "pg").unwrap()).unwrap();
+        assert_eq!((g.spec.phase, g.spec.conditions.clone()), (PodGroupPhase::Running, vec![cond]));
+    }
+
+    #[test]
+    fn json_rendering_follows_the_contract() {
+        let out = SimOutput {
+            cycles: vec![CycleReport {
+                binds: vec![report::PodNode { pod: "ns/a".into(), node: "n1".into() }],
+                pod_groups: vec![report::PodGroupReport {
+                    pod_group: "ns/pg".into(),
+                    phase: "Inqueue".into(),
+                    conditions: vec![report::ConditionReport {
+                        kind: "Unschedulable".into(),
+                        status: "True".into(),
+                        reason: "NotEnoughResources".into(),
+                        message: "m".into(),
+                        transition_id: "1".into(),
+                    }],
+                }],
+                ..Default::default()
+            }],
+            pod_group_of_pod: [("ns/a".to_string(), "ns/pg".to_string())].into(),
+            ..Default::default()
+        };
+        let v: serde_json::Value = serde_json::from_str(&render_json(&out)).unwrap();
+        let want = serde_json::json!({
+            "cycles": [{
+                "binds": [{"pod": "ns/a", "node": "n1"}],
+                "evictions": [],
+                "pipelined": [],
+                "podGroups": [{"podGroup": "ns/pg", "phase": "Inqueue", "conditions": [
+                    {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": "m", "transitionID": "1"}
+                ]}],
+                "unschedulable": [],
+                "queues": []
+            }],
+            "podGroupOfPod": {"ns/a": "ns/pg"},
+            "issues": []
+        });
+        assert_eq!(v, want);
+        let text = render_text(&out);
+        assert!(text.contains("n1: ns/a") && text.contains("ns/pg: Inqueue"), "{text}");
+    }
+}

@@ -1,0 +1,301 @@
+//! What a simulation reports, as serde structs, and its two renderings: the JSON object of the
+//! conformance contract (`shared/conformance/README.md`) and a readable text summary.
+//! Rendering is a pure function of [`SimOutput`].
+
+use super::SimOutput;
+use crate::convert::resources::{scale_of, Scale};
+use basalt_core::cluster::{Cluster, NodeId, PodGroupId, PodId};
+use basalt_core::decision::Decisions;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// A pod and a node, by name (`{"pod": "ns/name", "node": "n"}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PodNode {
+    /// `namespace/name` of the pod.
+    pub pod: String,
+    /// Node name.
+    pub node: String,
+}
+
+/// An eviction (`{"pod", "reason"}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EvictionReport {
+    /// `namespace/name` of the victim.
+    pub pod: String,
+    /// `preempt`, `reclaim`, `shuffle`, `gangpreempt` or `gangreclaim`.
+    pub reason: String,
+}
+
+/// A PodGroup status condition, with Volcano's field names.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConditionReport {
+    /// `type`: `Unschedulable` or `Scheduled`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `status`.
+    pub status: String,
+    /// `reason`.
+    pub reason: String,
+    /// `message`.
+    pub message: String,
+    /// `transitionID`: the cycle that wrote it.
+    #[serde(rename = "transitionID")]
+    pub transition_id: String,
+}
+
+/// A PodGroup's status after a cycle (`{"podGroup", "phase", "conditions"}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PodGroupReport {
+    /// `namespace/name`.
+    #[serde(rename = "podGroup")]
+    pub pod_group: String,
+    /// Phase spelling (`""` when unset).
+    pub phase: String,
+    /// Conditions.
+    pub conditions: Vec<ConditionReport>,
+}
+
+/// A pod still pending after a cycle (`{"pod", "reason", "message"}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnschedulableReport {
+    /// `namespace/name`.
+    pub pod: String,
+    /// `Unschedulable` or `Schedulable`.
+    pub reason: String,
+    /// Volcano's message.
+    pub message: String,
+}
+
+/// A queue's allocation after a cycle (`{"queue", "allocated": {resource: amount}}`), amounts
+/// in core units (cpu millicores, memory bytes, other scalars milli-units, pods count).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct QueueReport {
+    /// Queue name.
+    pub queue: String,
+    /// Allocated resources.
+    pub allocated: BTreeMap<String, i64>,
+}
+
+/// One cycle's decisions, with every id resolved to a name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CycleReport {
+    /// Binds, in commit order.
+    pub binds: Vec<PodNode>,
+    /// Evictions, in order.
+    pub evictions: Vec<EvictionReport>,
+    /// Tasks left Pipelined at the end of the cycle.
+    pub pipelined: Vec<PodNode>,
+    /// Every PodGroup's status after the cycle.
+    pub pod_groups: Vec<PodGroupReport>,
+    /// Pods still pending, with their condition.
+    pub unschedulable: Vec<UnschedulableReport>,
+    /// Queue allocations (an extension of the contract).
+    pub queues: Vec<QueueReport>,
+}
+
+fn pod_name(c: &Cluster, id: PodId) -> String {
+    c.pod(id).map(|p| format!("{}/{}", p.spec.namespace, p.spec.name)).unwrap_or_else(|| format!("<pod #{}>", id.0))
+}
+
+fn node_name(c: &Cluster, id: NodeId) -> String {
+    c.node(id).map(|n| n.spec.name.clone()).unwrap_or_else(|| format!("<node #{}>", id.0))
+}
+
+fn group_name(c: &Cluster, id: PodGroupId) -> String {
+    c.pod_group(id).map(|g| format!("{}/{}", g.spec.namespace, g.spec.name)).unwrap_or_else(|| format!("<podgroup #{}>", id.0))
+}
+
+impl CycleReport {
+    /// Resolves `d` against `cluster`, which must be the cluster the cycle ran on (before the
+    /// decisions are applied: an evicted pod's id is still valid then).
+    pub fn from_decisions(cluster: &Cluster, d: &Decisions) -> Self {
+        let c = cluster;
+        CycleReport {
+            binds: d.binds.iter().map(|b| PodNode { pod: pod_name(c, b.pod), node: node_name(c, b.node) }).collect(),
+            evictions: d.evictions.iter().map(|e| EvictionReport { pod: pod_name(c, e.pod), reason: e.reason.clone() }).collect(),
+            pipelined: d.pipelined.iter().map(|p| PodNode { pod: pod_name(c, p.pod), node: node_name(c, p.node) }).collect(),
+            pod_groups: d
+                .pod_groups
+                .iter()
+                .map(|g| PodGroupReport {
+                    pod_group: group_name(c, g.group),
+                    phase: g.phase.as_str().to_string(),
+                    conditions: g
+                        .conditions
+                        .iter()
+                        .map(|k| ConditionReport {
+                            kind: k.kind.clone(),
+                            status: k.status.clone(),
+                            reason: k.reason.clone(),
+                            message: k.message.clone(),
+                            transition_id: k.transition_id.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            unschedulable: d
+                .unschedulable
+                .iter()
+                .map(|u| UnschedulableReport { pod: pod_name(c, u.pod), reason: u.reason.clone(), message: u.message.clone() })
+                .collect(),
+            queues: d.queues.iter().map(|q| QueueReport { queue: q.name.clone(), allocated: q.allocated.clone() }).collect(),
+        }
+    }
+}
+
+/// The JSON document `basalt simulate --output json` prints.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonReport<'a> {
+    cycles: &'a [CycleReport],
+    pod_group_of_pod: &'a BTreeMap<String, String>,
+    issues: Vec<String>,
+}
+
+/// The conformance JSON object: `{"cycles": [...], "podGroupOfPod": {...}, "issues": [...]}`,
+/// pretty-printed, without a trailing newline.
+pub fn render_json(out: &SimOutput) -> String {
+    let doc = JsonReport { cycles: &out.cycles, pod_group_of_pod: &out.pod_group_of_pod, issues: out.issue_lines() };
+    // Serializing plain structs of strings, integers and string-keyed maps cannot fail.
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+}
+
+/// A resource amount in core units, written as a Kubernetes quantity (`1500m`, `4`, `16Gi`).
+pub fn format_amount(resource: &str, v: i64) -> String {
+    match scale_of(resource) {
+        Scale::Milli if v % 1000 == 0 => (v / 1000).to_string(),
+        Scale::Milli => format!("{v}m"),
+        Scale::Units if resource == "pods" => v.to_string(),
+        Scale::Units => {
+            for (suffix, shift) in [("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)] {
+                let unit = 1i64 << shift;
+                if v != 0 && v % unit == 0 {
+                    return format!("{}{suffix}", v / unit);
+                }
+            }
+            v.to_string()
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A readable summary: per cycle the binds grouped by node, evictions, pipelined tasks,
+/// pending pods with their reason, PodGroup phases and queue allocations; then what was
+/// loaded and every issue.
+pub fn render_text(out: &SimOutput) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Loaded {} from {} ({}, {}, {}, {}).",
+        plural(out.load.loaded, "object", "objects"),
+        plural(out.load.files, "file", "files"),
+        plural(out.counts.nodes, "node", "nodes"),
+        plural(out.counts.pods, "pod", "pods"),
+        plural(out.counts.pod_groups, "PodGroup", "PodGroups"),
+        plural(out.counts.queues, "queue", "queues"),
+    );
+    if out.load.skipped_other_scheduler > 0 {
+        let _ = writeln!(
+            s,
+            "Skipped {} of other schedulers (spec.schedulerName is not {:?}).",
+            plural(out.load.skipped_other_scheduler, "pending pod", "pending pods"),
+            out.scheduler_name
+        );
+    }
+    for (i, c) in out.cycles.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "\nCycle {}: {}, {}, {}, {}",
+            i + 1,
+            plural(c.binds.len(), "bind", "binds"),
+            plural(c.evictions.len(), "eviction", "evictions"),
+            plural(c.pipelined.len(), "pipelined", "pipelined"),
+            plural(c.unschedulable.len(), "pending", "pending"),
+        );
+        let mut by_node: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for b in &c.binds {
+            by_node.entry(&b.node).or_default().push(&b.pod);
+        }
+        if !by_node.is_empty() {
+            let _ = writeln!(s, "  Binds:");
+            for (node, pods) in by_node {
+                let _ = writeln!(s, "    {node}: {}", pods.join(", "));
+            }
+        }
+        if !c.evictions.is_empty() {
+            let _ = writeln!(s, "  Evictions:");
+            for e in &c.evictions {
+                let _ = writeln!(s, "    {} ({})", e.pod, e.reason);
+            }
+        }
+        if !c.pipelined.is_empty() {
+            let _ = writeln!(s, "  Pipelined:");
+            for p in &c.pipelined {
+                let _ = writeln!(s, "    {} on {}", p.pod, p.node);
+            }
+        }
+        if !c.unschedulable.is_empty() {
+            let _ = writeln!(s, "  Pending:");
+            for u in &c.unschedulable {
+                let _ = writeln!(s, "    {}: {}: {}", u.pod, u.reason, u.message);
+            }
+        }
+        if !c.pod_groups.is_empty() {
+            let _ = writeln!(s, "  PodGroups:");
+            for g in &c.pod_groups {
+                let phase = if g.phase.is_empty() { "(no phase)" } else { &g.phase };
+                let _ = write!(s, "    {}: {phase}", g.pod_group);
+                for k in &g.conditions {
+                    let _ = write!(s, "; {}={} {}", k.kind, k.status, k.reason);
+                    if !k.message.is_empty() {
+                        let _ = write!(s, ": {}", k.message);
+                    }
+                }
+                s.push('\n');
+            }
+        }
+        if !c.queues.is_empty() {
+            let _ = writeln!(s, "  Queues (allocated):");
+            for q in &c.queues {
+                let res: Vec<String> = q.allocated.iter().map(|(k, &v)| format!("{k} {}", format_amount(k, v))).collect();
+                let res = if res.is_empty() { "nothing".to_string() } else { res.join(", ") };
+                let _ = writeln!(s, "    {}: {res}", q.queue);
+            }
+        }
+    }
+    let issues = out.issue_lines();
+    if !issues.is_empty() {
+        let _ = writeln!(s, "\nIssues ({}):", issues.len());
+        for i in issues {
+            let _ = writeln!(s, "  {i}");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_read_like_quantities() {
+        let table = [
+            ("cpu", 1500, "1500m"),
+            ("cpu", 2000, "2"),
+            ("memory", 16 << 30, "16Gi"),
+            ("memory", 1000, "1000"),
+            ("memory", 0, "0"),
+            ("nvidia.com/gpu", 4000, "4"),
+            ("pods", 3, "3"),
+        ];
+        for (r, v, want) in table {
+            assert_eq!(format_amount(r, v), want, "{r} {v}");
+        }
+    }
+}

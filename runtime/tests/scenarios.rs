@@ -1,0 +1,188 @@
+//! The project's scenario cases (`tests/scenarios/<area>/*.yaml`, the shared conformance format
+//! plus Basalt's `unschedulable` and `podGroupCondition` keys), each run through
+//! `basalt simulate --output json` and checked against its `expect`.
+
+use serde_json::Value as Json;
+use serde_yaml::Value as Yaml;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("scenario dir").map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            cases(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml") {
+            out.push(p);
+        }
+    }
+}
+
+fn s(v: &Json, k: &str) -> String {
+    v.get(k).and_then(|x| x.as_str()).unwrap_or_default().to_string()
+}
+
+/// Runs one case and returns its mismatches.
+fn run_case(path: &Path, case: &Yaml, tmp: &Path) -> Vec<String> {
+    let conf_path = tmp.join("scheduler.conf");
+    let cluster_path = tmp.join("cluster.yaml");
+    std::fs::write(&conf_path, case.get("conf").and_then(|v| v.as_str()).unwrap_or("")).unwrap();
+    std::fs::write(&cluster_path, case.get("cluster").and_then(|v| v.as_str()).unwrap_or("")).unwrap();
+    let cycles = case.get("cycles").and_then(|v| v.as_u64()).unwrap_or(1);
+    let out = Command::new(env!("CARGO_BIN_EXE_basalt"))
+        .args(["simulate", "--conf"])
+        .arg(&conf_path)
+        .arg("--cluster")
+        .arg(&cluster_path)
+        .args(["--cycles", &cycles.to_string(), "--output", "json"])
+        .output()
+        .expect("run basalt");
+    if !out.status.success() {
+        return vec![format!("{}: exit {:?}: {}", path.display(), out.status.code(), String::from_utf8_lossy(&out.stderr))];
+    }
+    let json: Json = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let cycles = json["cycles"].as_array().cloned().unwrap_or_default();
+    let mut binds = BTreeMap::new();
+    let mut evicted = BTreeSet::new();
+    let mut phases = BTreeMap::new();
+    for c in &cycles {
+        for b in c["binds"].as_array().into_iter().flatten() {
+            binds.insert(s(b, "pod"), s(b, "node"));
+        }
+        for e in c["evictions"].as_array().into_iter().flatten() {
+            evicted.insert(s(e, "pod"));
+        }
+        for pg in c["podGroups"].as_array().into_iter().flatten() {
+            phases.insert(s(pg, "podGroup"), s(pg, "phase"));
+        }
+    }
+    let last = cycles.last().cloned().unwrap_or(Json::Null);
+    let pipelined: BTreeMap<String, String> =
+        last["pipelined"].as_array().into_iter().flatten().map(|p| (s(p, "pod"), s(p, "node"))).collect();
+    let group_of: BTreeMap<String, String> = json["podGroupOfPod"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+        .collect();
+
+    let expect = case.get("expect").cloned().unwrap_or(Yaml::Null);
+    let mut bad = Vec::new();
+    let str_map = |v: &Yaml| -> BTreeMap<String, String> {
+        v.as_mapping()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str().unwrap_or_default().into(), v.as_str().unwrap_or_default().into()))
+            .collect()
+    };
+    if let Some(want) = expect.get("binds") {
+        let want = str_map(want);
+        if want != binds {
+            bad.push(format!("binds: want {want:?}, got {binds:?}"));
+        }
+    }
+    if let Some(n) = expect.get("bindsCount").and_then(|v| v.as_u64()) {
+        if binds.len() as u64 != n {
+            bad.push(format!("bindsCount: want {n}, got {} {binds:?}", binds.len()));
+        }
+    }
+    if let Some(want) = expect.get("evicted") {
+        let want: BTreeSet<String> =
+            want.as_sequence().into_iter().flatten().map(|v| v.as_str().unwrap_or_default().into()).collect();
+        if want != evicted {
+            bad.push(format!("evicted: want {want:?}, got {evicted:?}"));
+        }
+    }
+    if let Some(n) = expect.get("evictCount").and_then(|v| v.as_u64()) {
+        if evicted.len() as u64 != n {
+            bad.push(format!("evictCount: want {n}, got {}", evicted.len()));
+        }
+    }
+    if let Some(want) = expect.get("pipelined") {
+        let want = str_map(want);
+        if want != pipelined {
+            bad.push(format!("pipelined: want {want:?}, got {pipelined:?}"));
+        }
+    }
+    for (pg, phase) in expect.get("podGroupPhase").map(str_map).unwrap_or_default() {
+        if phases.get(&pg) != Some(&phase) {
+            bad.push(format!("podGroupPhase {pg}: want {phase}, got {:?}", phases.get(&pg)));
+        }
+    }
+    if let Some(want) = expect.get("boundPerPodGroup").and_then(|v| v.as_mapping()) {
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        for p in binds.keys() {
+            *counts.entry(group_of.get(p).cloned().unwrap_or_default()).or_default() += 1;
+        }
+        for (pg, n) in want {
+            let (pg, n) = (pg.as_str().unwrap_or_default(), n.as_u64().unwrap_or(0));
+            if counts.get(pg).copied().unwrap_or(0) != n {
+                bad.push(format!("boundPerPodGroup {pg}: want {n}, got {}", counts.get(pg).copied().unwrap_or(0)));
+            }
+        }
+    }
+    if let Some(want) = expect.get("unschedulable") {
+        let got: BTreeMap<String, String> =
+            last["unschedulable"].as_array().into_iter().flatten().map(|u| (s(u, "pod"), s(u, "message"))).collect();
+        for (pod, msg) in str_map(want) {
+            if got.get(&pod) != Some(&msg) {
+                bad.push(format!("unschedulable {pod}: want {msg:?}, got {:?}", got.get(&pod)));
+            }
+        }
+    }
+    if let Some(want) = expect.get("podGroupCondition").and_then(|v| v.as_mapping()) {
+        for (pg, cond) in want {
+            let pg = pg.as_str().unwrap_or_default();
+            let kind = cond.get("type").and_then(|v| v.as_str()).unwrap_or_default();
+            let found = last["podGroups"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|g| s(g, "podGroup") == pg)
+                .flat_map(|g| g["conditions"].as_array().cloned().unwrap_or_default())
+                .find(|c| s(c, "type") == kind);
+            match found {
+                None => bad.push(format!("podGroupCondition {pg}: no {kind} condition")),
+                Some(c) => {
+                    for key in ["reason", "message"] {
+                        if let Some(w) = cond.get(key).and_then(|v| v.as_str()) {
+                            if s(&c, key) != w {
+                                bad.push(format!("podGroupCondition {pg} {key}: want {w:?}, got {:?}", s(&c, key)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn scenario_cases_hold() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let mut files = Vec::new();
+    cases(&root, &mut files);
+    assert!(files.len() >= 40, "expected at least 40 scenario cases, found {}", files.len());
+    let tmp = std::env::temp_dir().join(format!("basalt-scenarios-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let case: Yaml = serde_yaml::from_str(&std::fs::read_to_string(f).unwrap()).expect("case parses");
+        let bad = run_case(f, &case, &tmp);
+        checked += 1;
+        if !bad.is_empty() {
+            failures.push(format!(
+                "FAIL {} ({})\n    {}",
+                f.display(),
+                case.get("name").and_then(|v| v.as_str()).unwrap_or("?"),
+                bad.join("\n    ")
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(failures.is_empty(), "{} of {checked} scenario cases failed:\n{}", failures.len(), failures.join("\n"));
+}
