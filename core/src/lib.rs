@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod conf;
 pub mod decision;
 pub mod intern;
+pub mod kernels;
 pub mod limits;
 pub mod model;
 pub mod plugins;

@@ -103,6 +103,17 @@ proptest! {
     }
 
     #[test]
+    fn class_cache_and_plain_scan_decide_the_same(spec in spec(), scarce in any::<bool>(), binpack in any::<bool>(), seed in any::<u64>()) {
+        let c = cluster(&spec, scarce);
+        let mut fast = if binpack { SchedulerConf::parse(CONF_BINPACK).unwrap().0 } else { SchedulerConf::default() };
+        fast.options.class_cache = true;
+        let mut plain = fast.clone();
+        plain.options.class_cache = false;
+        let opts = CycleOptions { seed, cycle: 1 };
+        prop_assert_eq!(run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
+    }
+
+    #[test]
     fn statement_discard_restores_session(spec in spec(), picks in proptest::collection::vec((any::<u16>(), any::<u16>(), any::<bool>()), 1..20)) {
         let c = cluster(&spec, true);
         let conf = SchedulerConf::default();

@@ -8,6 +8,7 @@ use super::heap::GoHeap;
 use super::nodes::{best_node, predicate_nodes, NodeScan};
 use crate::conf::ActionKind;
 use crate::intern::Sym;
+use crate::kernels::class_cache::{ClassCache, Pick};
 use crate::model::PodGroupPhase;
 use crate::plugins::gang::allocated_in_role;
 use crate::plugins::k8s::PodCtx;
@@ -58,6 +59,7 @@ pub fn execute(ssn: &mut Session<'_>) {
     }
 
     let mut scan = NodeScan::new(ssn.state.nodes.len, use_cache);
+    let mut classes = ssn.state.options().class_cache.then(ClassCache::default);
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
@@ -77,7 +79,7 @@ pub fn execute(ssn: &mut Session<'_>) {
             }
         };
         let mut stmt = ssn.statement();
-        let kept = allocate_tasks(ssn, &mut stmt, &mut scan, &mut tasks[j.ix()], j, q);
+        let kept = allocate_tasks(ssn, &mut stmt, &mut scan, classes.as_mut(), &mut tasks[j.ix()], j, q);
         // A kept statement of a job that is only pipelined stays applied, uncommitted: it
         // reserves releasing resources for later actions.
         if kept && ssn.plugins.job_ready(&ssn.state, j) {
@@ -132,10 +134,12 @@ fn role_failed(s: &State<'_>, j: JobIdx, t: TaskIdx) -> bool {
 
 /// Places tasks of job `j` until the job is ready (then one task more per call). Returns
 /// whether the statement is kept (ready or pipelined); otherwise it has been discarded.
+#[allow(clippy::too_many_arguments)]
 fn allocate_tasks<'a>(
     ssn: &mut Session<'a>,
     stmt: &mut Statement<'a>,
     scan: &mut NodeScan,
+    mut classes: Option<&mut ClassCache>,
     tasks: &mut GoHeap<TaskIdx>,
     j: JobIdx,
     q: QueueIdx,
@@ -165,6 +169,15 @@ fn allocate_tasks<'a>(
             break;
         }
         let ctx = PodCtx::build(&ssn.state, t, ssn.plugins.scores_nodes());
+        if let Some(cc) = classes.as_deref_mut() {
+            if let Pick::Node(n) = cc.pick(ssn, t, &ctx, scan.uses_role_cache()) {
+                place(ssn, stmt, t, n);
+                if ssn.plugins.job_ready(&ssn.state, j) {
+                    break;
+                }
+                continue;
+            }
+        }
         let fe = predicate_nodes(ssn, scan, &ctx, j, t, true);
         if scan.feasible.is_empty() {
             ssn.state.set_fit_errors(j, t, fe);
@@ -186,12 +199,7 @@ fn allocate_tasks<'a>(
             continue;
         }
         let n = best_node(ssn, scan, &ctx, t, &group);
-        let req = ssn.state.tasks.init_req(t, ssn.state.dims);
-        if ssn.state.fits_idle(req, n) {
-            ssn.allocate(stmt, t, n);
-        } else if ssn.state.fits_future_idle(req, n) {
-            ssn.pipeline(stmt, t, n);
-        }
+        place(ssn, stmt, t, n);
         if ssn.plugins.job_ready(&ssn.state, j) {
             break;
         }
@@ -202,4 +210,14 @@ fn allocate_tasks<'a>(
     let st = std::mem::replace(stmt, ssn.statement());
     ssn.discard(st);
     false
+}
+
+/// Allocates `t` on `n` when it fits idle resources, else pipelines it onto releasing ones.
+fn place<'a>(ssn: &mut Session<'a>, stmt: &mut Statement<'a>, t: TaskIdx, n: NodeIdx) {
+    let req = ssn.state.tasks.init_req(t, ssn.state.dims);
+    if ssn.state.fits_idle(req, n) {
+        ssn.allocate(stmt, t, n);
+    } else if ssn.state.fits_future_idle(req, n) {
+        ssn.pipeline(stmt, t, n);
+    }
 }

@@ -29,6 +29,11 @@ pub struct NodeScan {
 }
 
 impl NodeScan {
+    /// Whether Volcano's per-role predicate error cache is on.
+    pub fn uses_role_cache(&self) -> bool {
+        self.use_cache
+    }
+
     /// Scratch for a cluster of `nodes` nodes; `use_cache` = `predicateErrorCacheEnable`.
     pub fn new(nodes: usize, use_cache: bool) -> Self {
         NodeScan {
@@ -42,7 +47,7 @@ impl NodeScan {
     }
 }
 
-fn check<'a>(
+pub(crate) fn check<'a>(
     s: &State<'a>,
     p: &Plugins<'a>,
     ctx: &PodCtx,

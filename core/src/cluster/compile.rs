@@ -21,7 +21,7 @@ pub fn labels(i: &mut Interner, l: &Labels) -> CLabels {
 }
 
 /// A compiled selector requirement.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CReq {
     /// Label key.
     pub key: Sym,
@@ -94,7 +94,7 @@ impl CSelector {
 }
 
 /// A compiled node selector term.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CNodeTerm {
     /// Label requirements.
     pub reqs: Box<[CReq]>,
@@ -189,7 +189,7 @@ pub struct CTaint {
 }
 
 /// A compiled toleration.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CToleration {
     /// Key (EMPTY with Exists = all keys).
     pub key: Sym,

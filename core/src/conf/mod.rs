@@ -100,6 +100,9 @@ pub struct SchedulerOptions {
     pub minimum_percentage_nodes_to_find: i32,
     /// `--default-queue` (`default`): the queue of a PodGroup whose `spec.queue` is empty.
     pub default_queue: String,
+    /// Basalt's incremental node choice for task classes ([`crate::kernels::class_cache`]);
+    /// decisions are the same either way. On by default.
+    pub class_cache: bool,
 }
 
 impl Default for SchedulerOptions {
@@ -109,6 +112,7 @@ impl Default for SchedulerOptions {
             minimum_feasible_nodes: 100,
             minimum_percentage_nodes_to_find: 5,
             default_queue: "default".into(),
+            class_cache: true,
         }
     }
 }

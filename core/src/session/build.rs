@@ -208,6 +208,7 @@ pub(super) fn build<'a>(arena: &'a Bump, cluster: &'a Cluster, conf: &'a Schedul
         events: Vec::new(),
         affinity_tasks: &[],
         report_order: arena.alloc_slice_copy(&cluster.resources.report_order()),
+        node_changes: Vec::new(),
     };
     let aff = BVec::from_iter_in((0..nt).filter(|&i| state.tasks.rec[i].c.has_pod_affinity()).map(|i| TaskIdx(i as u32)), arena);
     state.affinity_tasks = aff.into_bump_slice();

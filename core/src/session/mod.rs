@@ -65,6 +65,8 @@ pub struct State<'a> {
     pub affinity_tasks: &'a [TaskIdx],
     /// Resource dimensions in the order Volcano reports an insufficient one.
     pub report_order: &'a [usize],
+    /// Every node whose accounting changed, in order (readers keep a position in it).
+    pub node_changes: Vec<u32>,
 }
 
 impl<'a> State<'a> {
@@ -184,6 +186,7 @@ impl<'a> State<'a> {
             self.nodes.nonzero_mem[n.ix()] += rec.spec.nonzero_memory_bytes;
         }
         self.nodes.pod_count[n.ix()] += 1;
+        self.node_changes.push(n.0);
         self.tasks.node[t.ix()] = n.0;
         let head = self.nodes.head[n.ix()];
         self.tasks.next_on_node[t.ix()] = head;
@@ -227,6 +230,7 @@ impl<'a> State<'a> {
             self.nodes.nonzero_mem[n.ix()] -= rec.spec.nonzero_memory_bytes;
         }
         self.nodes.pod_count[n.ix()] -= 1;
+        self.node_changes.push(n.0);
         let (prev, next) = (self.tasks.prev_on_node[t.ix()], self.tasks.next_on_node[t.ix()]);
         if prev != NONE {
             self.tasks.next_on_node[prev as usize] = next;

@@ -1,0 +1,249 @@
+//! Incremental node choice for task classes. Tasks with the same requests and the same static
+//! constraints (node selector, node affinity, tolerations) get the same predicate result and
+//! score on a node, so a class keeps them per node and re-evaluates only the nodes whose
+//! accounting changed since it was last used (the session's node change log). Two max-trees give
+//! the best node among nodes that fit idle resources, else among all feasible ones, with
+//! Volcano's random choice among ties drawn from the session's seeded source.
+//!
+//! The result is exactly the plain scan's (`actions::nodes`), which the tests check: the same
+//! predicate and score functions run, only fewer times. A task takes the plain path whenever
+//! that identity could break: inter-pod affinity anywhere in the session, host ports, topology
+//! spread, node sampling, a non-empty role with the predicate error cache on (Volcano's
+//! per-role cache), or PreferNoSchedule taints the class does not tolerate (their score is
+//! normalised across the candidate nodes).
+
+use super::maxtree::MaxTree;
+use crate::actions::nodes::check;
+use crate::intern::Sym;
+use crate::limits::PARALLEL_NODE_THRESHOLD;
+use crate::model::TaintEffect;
+use crate::plugins::k8s::PodCtx;
+use crate::session::fit::Reason;
+use crate::session::tables::{NodeIdx, TaskIdx};
+use crate::session::{Plugins, Session, State};
+use hashbrown::HashMap;
+use rayon::prelude::*;
+use std::hash::{Hash, Hasher};
+
+/// Classes kept at once; the least recently used is recycled past this.
+pub const MAX_CLASSES: usize = 64;
+
+/// What the class path decided for a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// The node the plain scan would choose.
+    Node(NodeIdx),
+    /// No node is feasible: take the plain path to collect the fit errors.
+    NoneFeasible,
+    /// The task cannot use the class path.
+    Ineligible,
+}
+
+struct Class {
+    rep: TaskIdx,
+    hash: u64,
+    pos: usize,
+    last_used: u64,
+    eligible: bool,
+    reason: Vec<Option<Reason>>,
+    score: Vec<f64>,
+    idle: MaxTree,
+    feasible: MaxTree,
+}
+
+/// The classes of one action.
+#[derive(Default)]
+pub struct ClassCache {
+    classes: Vec<Class>,
+    index: HashMap<u64, Vec<usize>>,
+    clock: u64,
+    seen: Vec<bool>,
+    touched: Vec<u32>,
+}
+
+fn class_hash(s: &State<'_>, t: TaskIdx) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let rec = s.tasks.rec[t.ix()];
+    s.tasks.req(t, s.dims).hash(&mut h);
+    s.tasks.init_req(t, s.dims).hash(&mut h);
+    rec.spec.nonzero_cpu_milli.hash(&mut h);
+    rec.spec.nonzero_memory_bytes.hash(&mut h);
+    rec.c.node_selector.hash(&mut h);
+    rec.c.node_required.hash(&mut h);
+    rec.c.node_preferred.hash(&mut h);
+    rec.c.tolerations.hash(&mut h);
+    h.finish()
+}
+
+fn same_class(s: &State<'_>, a: TaskIdx, b: TaskIdx) -> bool {
+    let (x, y) = (s.tasks.rec[a.ix()], s.tasks.rec[b.ix()]);
+    s.tasks.req(a, s.dims) == s.tasks.req(b, s.dims)
+        && s.tasks.init_req(a, s.dims) == s.tasks.init_req(b, s.dims)
+        && x.spec.nonzero_cpu_milli == y.spec.nonzero_cpu_milli
+        && x.spec.nonzero_memory_bytes == y.spec.nonzero_memory_bytes
+        && x.c.node_selector == y.c.node_selector
+        && x.c.node_required == y.c.node_required
+        && x.c.node_preferred == y.c.node_preferred
+        && x.c.tolerations == y.c.tolerations
+}
+
+/// Whether task `t` may use the class path at all.
+fn task_eligible(s: &State<'_>, t: TaskIdx, ctx: &PodCtx, role_cache: bool) -> bool {
+    let c = &s.tasks.rec[t.ix()].c;
+    let nn = s.nodes.len;
+    nn > 0
+        && s.options().nodes_to_find(nn) >= nn
+        && !ctx.interpod
+        && c.spread.is_empty()
+        && c.host_ports.is_empty()
+        && !(role_cache && c.role != Sym::EMPTY)
+}
+
+/// Whether a PreferNoSchedule taint the class does not tolerate exists (its score would vary).
+fn untolerated_prefer_taint(s: &State<'_>, t: TaskIdx) -> bool {
+    let tols = &s.tasks.rec[t.ix()].c.tolerations;
+    (0..s.nodes.len).any(|n| {
+        s.nodes.rec[n].taints.iter().any(|x| {
+            x.effect == TaintEffect::PreferNoSchedule
+                && !tols.iter().any(|tol| tol.effect.is_none_or(|e| e == TaintEffect::PreferNoSchedule) && tol.tolerates(x))
+        })
+    })
+}
+
+fn leaf<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> (Option<Reason>, f64) {
+    let r = check(s, p, ctx, t, n, true, s.report_order);
+    let mut score = [0.0];
+    if r.is_none() && p.scores_nodes() {
+        p.score_nodes(s, ctx, t, &[n], &mut score);
+    }
+    (r, score[0])
+}
+
+impl Class {
+    fn set_leaf(&mut self, s: &State<'_>, t: TaskIdx, n: usize, r: Option<Reason>, score: f64, raw: bool) {
+        self.reason[n] = r;
+        self.score[n] = score;
+        let (idle, feas) = match r {
+            Some(_) => (f64::NEG_INFINITY, f64::NEG_INFINITY),
+            None if s.fits_idle(s.tasks.init_req(t, s.dims), NodeIdx(n as u32)) => (score, score),
+            None => (f64::NEG_INFINITY, score),
+        };
+        if raw {
+            self.idle.set_raw(n, idle);
+            self.feasible.set_raw(n, feas);
+        } else {
+            self.idle.set(n, idle);
+            self.feasible.set(n, feas);
+        }
+    }
+
+    fn full(&mut self, ssn: &Session<'_>, ctx: &PodCtx, t: TaskIdx) {
+        let (s, p) = (&ssn.state, &ssn.plugins);
+        let nn = s.nodes.len;
+        self.reason.resize(nn, None);
+        self.score.resize(nn, 0.0);
+        self.idle.reset(nn);
+        self.feasible.reset(nn);
+        let mut leaves: Vec<(Option<Reason>, f64)> = vec![(None, 0.0); nn];
+        if nn >= PARALLEL_NODE_THRESHOLD {
+            leaves.par_iter_mut().enumerate().for_each(|(n, l)| *l = leaf(s, p, ctx, t, NodeIdx(n as u32)));
+        } else {
+            for (n, l) in leaves.iter_mut().enumerate() {
+                *l = leaf(s, p, ctx, t, NodeIdx(n as u32));
+            }
+        }
+        for (n, (r, sc)) in leaves.into_iter().enumerate() {
+            self.set_leaf(s, t, n, r, sc, true);
+        }
+        self.idle.rebuild();
+        self.feasible.rebuild();
+        self.pos = s.node_changes.len();
+    }
+}
+
+impl ClassCache {
+    /// The node the plain scan would choose for `t`, computed incrementally.
+    pub fn pick(&mut self, ssn: &mut Session<'_>, t: TaskIdx, ctx: &PodCtx, role_cache: bool) -> Pick {
+        if !task_eligible(&ssn.state, t, ctx, role_cache) {
+            return Pick::Ineligible;
+        }
+        self.clock += 1;
+        let ci = self.class_of(ssn, t, ctx);
+        let class = &mut self.classes[ci];
+        class.last_used = self.clock;
+        if !class.eligible {
+            return Pick::Ineligible;
+        }
+        // Re-evaluate the nodes that changed since this class last looked.
+        let s = &ssn.state;
+        let changes = &s.node_changes[class.pos..];
+        if changes.len() > s.nodes.len / 2 {
+            class.full(ssn, ctx, t);
+        } else {
+            self.seen.resize(s.nodes.len, false);
+            for &n in changes {
+                if !self.seen[n as usize] {
+                    self.seen[n as usize] = true;
+                    self.touched.push(n);
+                }
+            }
+            for &n in &self.touched {
+                self.seen[n as usize] = false;
+                let (r, sc) = leaf(&ssn.state, &ssn.plugins, ctx, t, NodeIdx(n));
+                class.set_leaf(&ssn.state, t, n as usize, r, sc, false);
+            }
+            self.touched.clear();
+            class.pos = ssn.state.node_changes.len();
+        }
+        let tree = if class.idle.top().1 > 0 { &class.idle } else { &class.feasible };
+        let (_, ties) = tree.top();
+        if ties == 0 {
+            return Pick::NoneFeasible;
+        }
+        let k = if ties > 1 { ssn.state.rng.below(ties as usize) as u32 } else { 0 };
+        Pick::Node(NodeIdx(tree.kth_max(k) as u32))
+    }
+
+    fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx, ctx: &PodCtx) -> usize {
+        let s = &ssn.state;
+        let h = class_hash(s, t);
+        if let Some(list) = self.index.get(&h) {
+            for &ci in list {
+                if same_class(s, self.classes[ci].rep, t) {
+                    return ci;
+                }
+            }
+        }
+        let eligible = !untolerated_prefer_taint(s, t);
+        let slot = if self.classes.len() < MAX_CLASSES {
+            self.classes.push(Class {
+                rep: t,
+                hash: h,
+                pos: 0,
+                last_used: self.clock,
+                eligible,
+                reason: Vec::new(),
+                score: Vec::new(),
+                idle: MaxTree::default(),
+                feasible: MaxTree::default(),
+            });
+            self.classes.len() - 1
+        } else {
+            let (ci, _) = self.classes.iter().enumerate().min_by_key(|(_, c)| c.last_used).expect("classes are full");
+            let old = self.classes[ci].hash;
+            if let Some(list) = self.index.get_mut(&old) {
+                list.retain(|&x| x != ci);
+            }
+            let c = &mut self.classes[ci];
+            c.rep = t;
+            c.hash = h;
+            c.eligible = eligible;
+            ci
+        };
+        self.index.entry(h).or_default().push(slot);
+        if eligible {
+            self.classes[slot].full(ssn, ctx, t);
+        }
+        slot
+    }
+}
