@@ -176,25 +176,27 @@ impl ClassCache {
         }
         // Re-evaluate the nodes that changed since this class last looked.
         let s = &ssn.state;
-        let changes = &s.node_changes[class.pos..];
-        if changes.len() > s.nodes.len / 2 {
-            class.full(ssn, ctx, t);
-        } else {
-            self.seen.resize(s.nodes.len, false);
-            for &n in changes {
-                if !self.seen[n as usize] {
-                    self.seen[n as usize] = true;
-                    self.touched.push(n);
-                }
+        self.seen.resize(s.nodes.len, false);
+        for &n in &s.node_changes[class.pos..] {
+            if !self.seen[n as usize] {
+                self.seen[n as usize] = true;
+                self.touched.push(n);
             }
-            for &n in &self.touched {
-                self.seen[n as usize] = false;
-                let (r, sc) = leaf(&ssn.state, &ssn.plugins, ctx, t, NodeIdx(n));
-                class.set_leaf(&ssn.state, t, n as usize, r, sc, false);
-            }
-            self.touched.clear();
-            class.pos = ssn.state.node_changes.len();
         }
+        // Many changed leaves: set them raw and rebuild the trees once (O(n)) instead of
+        // fixing ancestors leaf by leaf (O(k log n)).
+        let batch = self.touched.len() * 8 > s.nodes.len;
+        for &n in &self.touched {
+            self.seen[n as usize] = false;
+            let (r, sc) = leaf(&ssn.state, &ssn.plugins, ctx, t, NodeIdx(n));
+            class.set_leaf(&ssn.state, t, n as usize, r, sc, batch);
+        }
+        if batch {
+            class.idle.rebuild();
+            class.feasible.rebuild();
+        }
+        self.touched.clear();
+        class.pos = ssn.state.node_changes.len();
         let tree = if class.idle.top().1 > 0 { &class.idle } else { &class.feasible };
         let (_, ties) = tree.top();
         if ties == 0 {

@@ -56,12 +56,20 @@ impl MaxTree {
         }
     }
 
-    /// Sets leaf `i` to `v` and fixes its ancestors.
+    /// Sets leaf `i` to `v` and fixes its ancestors, stopping where nothing changes.
     pub fn set(&mut self, i: usize, v: f64) {
+        let leaf = self.size + i;
+        if self.max[leaf] == v {
+            return;
+        }
         self.set_raw(i, v);
-        let mut p = (self.size + i) / 2;
+        let mut p = leaf / 2;
         while p >= 1 {
+            let (old_max, old_count) = (self.max[p], self.count[p]);
             self.pull(p);
+            if self.max[p] == old_max && self.count[p] == old_count {
+                break;
+            }
             p /= 2;
         }
     }
