@@ -109,6 +109,17 @@ impl<'a> Plugin<'a> for Gang {
     }
     fn on_close(&mut self, s: &mut State<'a>) {
         for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
+            // A job whose terminating (Releasing) pods still cover minMember and that waits for
+            // nothing is winding down, not unschedulable.
+            let releasing = s
+                .jobs
+                .tasks(j)
+                .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Releasing && s.tasks.node_of(t).is_some())
+                .count() as i32;
+            let waiting = s.jobs.count(j, TaskStatus::Pending) + s.jobs.count(j, TaskStatus::Pipelined);
+            if !s.jobs.is_ready(j) && waiting == 0 && s.jobs.ready_num(j) + releasing >= s.jobs.min_available[j.ix()] {
+                continue;
+            }
             if !s.jobs.is_ready(j) {
                 // Tasks whose last transaction allocated them count as schedulable.
                 let schedulable = s
