@@ -176,3 +176,25 @@ fn ample_capacity_binds_every_pod() {
     let d = run_cycle(&c, &SchedulerConf::default(), &CycleOptions { seed: 1, cycle: 1 });
     assert_eq!(d.binds.len(), 100, "10 nodes of 32 cores fit 100 pods of at most 2 cores");
 }
+
+#[test]
+fn decisions_do_not_depend_on_thread_count() {
+    // Above PARALLEL_NODE_THRESHOLD nodes the predicate and score scans run on rayon.
+    for variant in [Variant::Identical, Variant::Distinct, Variant::Selectors] {
+        let spec = WorkloadSpec {
+            nodes: basalt_core::limits::PARALLEL_NODE_THRESHOLD + 500,
+            pods: 1500,
+            gang: 5,
+            queues: 3,
+            variant,
+            seed: 11,
+        };
+        let c = cluster(&spec, true);
+        let conf = SchedulerConf::default();
+        let opts = CycleOptions { seed: 5, cycle: 1 };
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run_cycle(&c, &conf, &opts));
+        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| run_cycle(&c, &conf, &opts));
+        assert!(!one.binds.is_empty(), "{variant:?}: the workload must bind something");
+        assert_eq!(one, two, "{variant:?}: 1 and 2 threads decided differently");
+    }
+}
