@@ -187,18 +187,20 @@ fn allocate_tasks<'a>(
             break;
         }
         let req = ssn.state.tasks.init_req(t, ssn.state.dims);
-        let feasible = std::mem::take(&mut scan.feasible);
-        let idle: Vec<NodeIdx> = feasible.iter().copied().filter(|&n| ssn.state.fits_idle(req, n)).collect();
-        let group = if !idle.is_empty() {
-            idle
-        } else {
-            feasible.iter().copied().filter(|&n| ssn.state.fits_future_idle(req, n)).collect()
-        };
-        scan.feasible = feasible;
+        // Candidate group: feasible nodes that fit idle resources, else those that fit
+        // FutureIdle (every feasible node does, by allocate's resource check).
+        let mut group = std::mem::take(&mut scan.group);
+        group.clear();
+        group.extend(scan.feasible.iter().copied().filter(|&n| ssn.state.fits_idle(req, n)));
         if group.is_empty() {
+            group.extend(scan.feasible.iter().copied().filter(|&n| ssn.state.fits_future_idle(req, n)));
+        }
+        if group.is_empty() {
+            scan.group = group;
             continue;
         }
         let n = best_node(ssn, scan, &ctx, t, &group);
+        scan.group = group;
         place(ssn, stmt, t, n);
         if ssn.plugins.job_ready(&ssn.state, j) {
             break;

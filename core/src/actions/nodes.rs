@@ -25,6 +25,8 @@ pub struct NodeScan {
     use_cache: bool,
     /// Feasible nodes of the last scan, in scan order.
     pub feasible: Vec<NodeIdx>,
+    /// Scratch for the candidate group chosen from `feasible`.
+    pub group: Vec<NodeIdx>,
     scores: Vec<f64>,
 }
 
@@ -42,6 +44,7 @@ impl NodeScan {
             cache: HashMap::new(),
             use_cache,
             feasible: Vec::new(),
+            group: Vec::new(),
             scores: Vec::new(),
         }
     }
