@@ -41,9 +41,18 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("session_open");
     g.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
     for spec in shapes() {
-        let cl = cluster(&spec);
+        let mut cl = cluster(&spec);
         let mut arena = bumpalo::Bump::new();
-        g.bench_function(shape_name(&spec), |b| {
+        g.bench_function(format!("cold/{}", shape_name(&spec)), |b| {
+            b.iter(|| {
+                arena.reset();
+                let s = Session::open(&arena, &cl, &conf, &opts);
+                s.state.tasks.len
+            })
+        });
+        // An unchanged cluster copy keeps its layout: the open only copies columns.
+        cl.prepare(&conf.options.default_queue);
+        g.bench_function(format!("unchanged/{}", shape_name(&spec)), |b| {
             b.iter(|| {
                 arena.reset();
                 let s = Session::open(&arena, &cl, &conf, &opts);

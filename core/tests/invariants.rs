@@ -114,6 +114,20 @@ proptest! {
     }
 
     #[test]
+    fn prepared_layout_gives_the_same_decisions(spec in spec(), scarce in any::<bool>()) {
+        let mut c = cluster(&spec, scarce);
+        let conf = SchedulerConf::default();
+        let opts = CycleOptions { seed: 3, cycle: 1 };
+        let fresh = run_cycle(&c, &conf, &opts);
+        c.prepare(&conf.options.default_queue);
+        prop_assert!(c.prepared(&conf.options.default_queue).is_some());
+        prop_assert_eq!(&fresh, &run_cycle(&c, &conf, &opts));
+        // Any change makes the kept layout stale.
+        c.apply(basalt_core::Delta::QueueDeleted("no-such-queue".into())).unwrap();
+        prop_assert!(c.prepared(&conf.options.default_queue).is_none());
+    }
+
+    #[test]
     fn statement_discard_restores_session(spec in spec(), picks in proptest::collection::vec((any::<u16>(), any::<u16>(), any::<bool>()), 1..20)) {
         let c = cluster(&spec, true);
         let conf = SchedulerConf::default();

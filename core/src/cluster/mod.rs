@@ -164,6 +164,7 @@ pub struct Cluster {
     queues: BTreeMap<String, QueueRec>,
     priority_classes: BTreeMap<String, PriorityClassSpec>,
     generation: u64,
+    prepared: Option<Box<crate::session::layout::Layout>>,
 }
 
 fn slot<T>(v: &mut Vec<Option<T>>, free: &mut Vec<u32>, x: T) -> u32 {
@@ -372,6 +373,19 @@ impl Cluster {
     /// value wins when several are, as the admission plugin does).
     pub fn global_default_priority(&self) -> Option<i32> {
         self.priority_classes.values().filter(|p| p.global_default).map(|p| p.value).max()
+    }
+
+    /// Computes and keeps the session layout for the current state, so that sessions opened
+    /// before the next change only copy it (`default_queue` as `--default-queue`).
+    pub fn prepare(&mut self, default_queue: &str) {
+        if self.prepared(default_queue).is_none() {
+            self.prepared = Some(Box::new(crate::session::layout::Layout::new(self, default_queue)));
+        }
+    }
+
+    /// The kept layout, if it is current and made for `default_queue`.
+    pub fn prepared(&self, default_queue: &str) -> Option<&crate::session::layout::Layout> {
+        self.prepared.as_deref().filter(|l| l.generation == self.generation && l.default_queue == default_queue)
     }
 
     /// Bumped on every applied delta.

@@ -1,65 +1,30 @@
-//! Building a session's tables from the cluster copy (Volcano cache `Snapshot` + `openSession`).
+//! Building a session's tables in the arena from a [`Layout`] (Volcano cache `Snapshot` +
+//! `openSession`): columns are copied, records resolved by id, and every task that sits on a
+//! node is added to it.
 
+use super::layout::Layout;
 use super::tables::*;
 use super::State;
-use crate::cluster::{Cluster, PodRec};
+use crate::cluster::Cluster;
 use crate::conf::SchedulerConf;
-use crate::model::{PodPhase, QueueState};
 use crate::rng::SeededRng;
 use crate::scheduler::CycleOptions;
-use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
-use hashbrown::HashMap;
 
-/// A pod's task status (Volcano `getTaskStatus`).
-pub fn pod_status(p: &PodRec) -> TaskStatus {
-    let s = &p.spec;
-    match s.phase {
-        PodPhase::Running if s.deleting => TaskStatus::Releasing,
-        PodPhase::Running => TaskStatus::Running,
-        PodPhase::Pending if s.deleting => TaskStatus::Releasing,
-        PodPhase::Pending if s.node_name.is_empty() => TaskStatus::Pending,
-        PodPhase::Pending => TaskStatus::Bound,
-        PodPhase::Succeeded => TaskStatus::Succeeded,
-        PodPhase::Failed => TaskStatus::Failed,
-        PodPhase::Unknown => TaskStatus::Unknown,
-    }
-}
-
-fn pod_priority(c: &Cluster, p: &PodRec) -> i32 {
-    if let Some(v) = p.spec.priority {
-        return v;
-    }
-    // What the Priority admission plugin would have written, else Volcano's nil default of 1.
-    if !p.spec.priority_class_name.is_empty() {
-        if let Some(pc) = c.priority_class(&p.spec.priority_class_name) {
-            return pc.value;
-        }
-    }
-    1
-}
-
-pub(super) fn build<'a>(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> State<'a> {
-    let dims = cluster.resources.len();
-
-    // Nodes: Ready nodes in name order.
-    let node_list: BVec<'a, _> = BVec::from_iter_in(cluster.nodes().filter(|(_, n)| n.spec.ready), arena);
-    let nn = node_list.len();
-    let node_row: HashMap<&str, u32> = node_list.iter().enumerate().map(|(i, (_, n))| (n.spec.name.as_str(), i as u32)).collect();
-    let allocatable = arena.alloc_slice_fill_copy(dims * nn, 0i64);
-    for (i, (_, n)) in node_list.iter().enumerate() {
-        for d in 0..dims {
-            allocatable[d * nn + i] = n.allocatable.get(d);
-        }
-    }
-    let total = arena.alloc_slice_fill_copy(dims, 0i64);
-    for d in 0..dims {
-        total[d] = allocatable[d * nn..(d + 1) * nn].iter().sum();
-    }
+pub(super) fn build<'a>(
+    arena: &'a Bump,
+    cluster: &'a Cluster,
+    l: &Layout,
+    conf: &'a SchedulerConf,
+    opts: &CycleOptions,
+) -> State<'a> {
+    let dims = l.dims;
+    let nn = l.node_ids.len();
+    let allocatable = arena.alloc_slice_copy(&l.allocatable);
     let nodes = NodeTable {
         len: nn,
-        id: arena.alloc_slice_fill_iter(node_list.iter().map(|(id, _)| *id)),
-        rec: arena.alloc_slice_fill_iter(node_list.iter().map(|(_, r)| *r)),
+        id: arena.alloc_slice_copy(&l.node_ids),
+        rec: arena.alloc_slice_fill_iter(l.node_ids.iter().map(|&id| cluster.node(id).expect("layout node exists"))),
         idle: arena.alloc_slice_copy(allocatable),
         allocatable,
         used: arena.alloc_slice_fill_copy(dims * nn, 0),
@@ -70,112 +35,46 @@ pub(super) fn build<'a>(arena: &'a Bump, cluster: &'a Cluster, conf: &'a Schedul
         pod_count: arena.alloc_slice_fill_copy(nn, 0),
         head: arena.alloc_slice_fill_copy(nn, NONE),
     };
-
-    // Queues: every Queue, in name order.
-    let queue_list: BVec<'a, _> = BVec::from_iter_in(cluster.queues(), arena);
-    let queue_row: HashMap<&str, u32> = queue_list.iter().enumerate().map(|(i, q)| (q.spec.name.as_str(), i as u32)).collect();
+    let queue_recs: Vec<_> = l.queues.iter().map(|q| cluster.queue(q).expect("layout queue exists")).collect();
     let queues = QueueTable {
-        len: queue_list.len(),
-        name: arena.alloc_slice_fill_iter(queue_list.iter().map(|q| cluster.names.get(&q.spec.name).unwrap_or_default())),
-        rec: arena.alloc_slice_fill_iter(queue_list.iter().copied()),
+        len: queue_recs.len(),
+        name: arena.alloc_slice_fill_iter(queue_recs.iter().map(|q| cluster.names.get(&q.spec.name).unwrap_or_default())),
+        rec: arena.alloc_slice_copy(&queue_recs),
     };
-    let _ = QueueState::Open;
-
-    // Jobs: PodGroups whose queue exists.
-    let mut skipped = Vec::new();
-    let default_queue = conf.options.default_queue.as_str();
-    let mut job_list = BVec::new_in(arena);
-    for (gid, g) in cluster.pod_groups() {
-        let q = if g.spec.queue.is_empty() { default_queue } else { g.spec.queue.as_str() };
-        match queue_row.get(q) {
-            Some(&qi) => job_list.push((gid, g, qi)),
-            None => skipped.push((gid, format!("queue {q:?} of PodGroup {}/{} does not exist", g.spec.namespace, g.spec.name))),
-        }
-    }
-    let nj = job_list.len();
-    let job_row: HashMap<(&str, &str), u32> =
-        job_list.iter().enumerate().map(|(i, (_, g, _))| ((g.spec.namespace.as_str(), g.spec.name.as_str()), i as u32)).collect();
-
-    // Tasks: pods of jobs (grouped by job, pod-name order inside), then other pods on nodes.
-    let mut pods = BVec::new_in(arena);
-    for (pid, p) in cluster.pods() {
-        let job = p.spec.group.as_deref().and_then(|g| job_row.get(&(p.spec.namespace.as_str(), g)).copied());
-        match job {
-            Some(j) => pods.push((j, pid, p)),
-            None => {
-                let st = pod_status(p);
-                if !p.spec.node_name.is_empty() && !st.completed() && node_row.contains_key(p.spec.node_name.as_str()) {
-                    pods.push((NONE, pid, p));
-                }
-            }
-        }
-    }
-    pods.sort_by_key(|(j, _, _)| *j);
-    let nt = pods.len();
-    let task_start = arena.alloc_slice_fill_copy(nj, 0u32);
-    let task_end = arena.alloc_slice_fill_copy(nj, 0u32);
-    for (i, (j, _, _)) in pods.iter().enumerate() {
-        if *j == NONE {
-            continue;
-        }
-        let j = *j as usize;
-        if task_end[j] == 0 {
-            task_start[j] = i as u32;
-        }
-        task_end[j] = i as u32 + 1;
-    }
-    let resreq = arena.alloc_slice_fill_copy(nt * dims, 0i64);
-    let init_resreq = arena.alloc_slice_fill_copy(nt * dims, 0i64);
-    for (i, (_, _, p)) in pods.iter().enumerate() {
-        p.resreq.write_row(&mut resreq[i * dims..(i + 1) * dims]);
-        p.init_resreq.write_row(&mut init_resreq[i * dims..(i + 1) * dims]);
-    }
+    let nt = l.tasks.len();
+    let nj = l.jobs.len();
     let tasks = TaskTable {
         len: nt,
-        pod: arena.alloc_slice_fill_iter(pods.iter().map(|(_, id, _)| *id)),
-        rec: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| *p)),
-        job: arena.alloc_slice_fill_iter(pods.iter().map(|(j, _, _)| *j)),
-        status: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| pod_status(p))),
+        pod: arena.alloc_slice_fill_iter(l.tasks.iter().map(|(_, id)| *id)),
+        rec: arena.alloc_slice_fill_iter(l.tasks.iter().map(|(_, id)| cluster.pod(*id).expect("layout pod exists"))),
+        job: arena.alloc_slice_fill_iter(l.tasks.iter().map(|(j, _)| *j)),
+        status: arena.alloc_slice_copy(&l.status),
         node: arena.alloc_slice_fill_copy(nt, NONE),
-        resreq,
-        init_resreq,
-        priority: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| pod_priority(cluster, p))),
-        best_effort: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| p.init_resreq.is_empty())),
-        name_index: arena.alloc_slice_fill_iter(pods.iter().map(|(_, _, p)| name_index(&p.spec.name))),
+        resreq: arena.alloc_slice_copy(&l.resreq),
+        init_resreq: arena.alloc_slice_copy(&l.init_resreq),
+        priority: arena.alloc_slice_copy(&l.priority),
+        best_effort: arena.alloc_slice_copy(&l.best_effort),
+        name_index: arena.alloc_slice_copy(&l.name_index),
         next_on_node: arena.alloc_slice_fill_copy(nt, NONE),
         prev_on_node: arena.alloc_slice_fill_copy(nt, NONE),
-        last_status: arena.alloc_slice_fill_copy(nt, TaskStatus::Pending),
+        last_status: arena.alloc_slice_copy(&l.status),
         last_node: arena.alloc_slice_fill_copy(nt, NONE),
     };
-    for i in 0..nt {
-        tasks.last_status[i] = tasks.status[i];
-    }
-
-    let global_default = cluster.global_default_priority().unwrap_or(0);
+    let group_recs =
+        arena.alloc_slice_fill_iter(l.jobs.iter().map(|(g, _)| cluster.pod_group(*g).expect("layout PodGroup exists")));
     let jobs = JobTable {
         len: nj,
-        group: arena.alloc_slice_fill_iter(job_list.iter().map(|(id, _, _)| *id)),
-        rec: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| *g)),
-        queue: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, _, q)| *q)),
-        min_available: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.spec.min_member)),
-        min_task_total: arena
-            .alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.min_task_member.iter().map(|(_, v)| *v).sum())),
-        priority: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| {
-            let pc = &g.spec.priority_class_name;
-            match cluster.priority_class(pc) {
-                Some(p) if !pc.is_empty() => p.value,
-                _ => global_default,
-            }
-        })),
-        creation: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.spec.creation_ms)),
-        uid: arena.alloc_slice_fill_iter(
-            job_list
-                .iter()
-                .map(|(_, g, _)| cluster.names.get(&format!("{}/{}", g.spec.namespace, g.spec.name)).unwrap_or_default()),
-        ),
-        phase: arena.alloc_slice_fill_iter(job_list.iter().map(|(_, g, _)| g.spec.phase)),
-        task_start,
-        task_end,
+        group: arena.alloc_slice_fill_iter(l.jobs.iter().map(|(g, _)| *g)),
+        queue: arena.alloc_slice_fill_iter(l.jobs.iter().map(|(_, q)| *q)),
+        min_available: arena.alloc_slice_fill_iter(group_recs.iter().map(|g| g.spec.min_member)),
+        min_task_total: arena.alloc_slice_copy(&l.job_min_task_total),
+        priority: arena.alloc_slice_copy(&l.job_priority),
+        creation: arena.alloc_slice_fill_iter(group_recs.iter().map(|g| g.spec.creation_ms)),
+        uid: arena.alloc_slice_copy(&l.job_uid),
+        phase: arena.alloc_slice_fill_iter(group_recs.iter().map(|g| g.spec.phase)),
+        rec: group_recs,
+        task_start: arena.alloc_slice_copy(&l.task_start),
+        task_end: arena.alloc_slice_copy(&l.task_end),
         counts: arena.alloc_slice_fill_copy(nj, [0u32; N_STATUS]),
         pending_best_effort: arena.alloc_slice_fill_copy(nj, 0),
     };
@@ -187,7 +86,6 @@ pub(super) fn build<'a>(arena: &'a Bump, cluster: &'a Cluster, conf: &'a Schedul
             }
         }
     }
-
     let mut state = State {
         cluster,
         conf,
@@ -196,32 +94,26 @@ pub(super) fn build<'a>(arena: &'a Bump, cluster: &'a Cluster, conf: &'a Schedul
         tasks,
         jobs,
         queues,
-        total,
+        total: arena.alloc_slice_copy(&l.total),
         fit_errors: vec![Vec::new(); nj],
         job_fit_error: vec![String::new(); nj],
         job_condition: vec![None; nj],
         uid: format!("basalt-session-{}", opts.cycle),
         rng: SeededRng::new(opts.seed),
-        skipped,
+        skipped: l.skipped.clone(),
         binds: Vec::new(),
         evictions: Vec::new(),
         events: Vec::new(),
-        affinity_tasks: &[],
-        report_order: arena.alloc_slice_copy(&cluster.resources.report_order()),
+        affinity_tasks: arena.alloc_slice_copy(&l.affinity_tasks),
+        report_order: arena.alloc_slice_copy(&l.report_order),
         node_changes: Vec::new(),
     };
-    let aff = BVec::from_iter_in((0..nt).filter(|&i| state.tasks.rec[i].c.has_pod_affinity()).map(|i| TaskIdx(i as u32)), arena);
-    state.affinity_tasks = aff.into_bump_slice();
     // Put every non-terminated task with a node on it (Volcano cache `addTask`).
-    for i in 0..nt {
-        let t = TaskIdx(i as u32);
-        let st = state.tasks.status[i];
-        if st.completed() || st == TaskStatus::Pending {
-            continue;
-        }
-        if let Some(&n) = node_row.get(state.tasks.rec[i].spec.node_name.as_str()) {
-            state.node_add_task(t, NodeIdx(n));
+    for (i, &n) in l.task_node.iter().enumerate() {
+        if n != NONE {
+            state.node_add_task(TaskIdx(i as u32), NodeIdx(n));
         }
     }
+    state.node_changes.clear();
     state
 }

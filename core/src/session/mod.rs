@@ -7,6 +7,7 @@
 
 mod build;
 mod close;
+pub mod layout;
 pub use close::job_fit_error as close_job_fit_error;
 pub mod fit;
 pub mod invoke;
@@ -289,7 +290,11 @@ impl<'a> Session<'a> {
     /// Opens a session (Volcano `OpenSession`): builds the tables in `arena` from `cluster`,
     /// then instantiates the conf's plugins tier by tier.
     pub fn open(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> Self {
-        let state = build::build(arena, cluster, conf, opts);
+        let dq = conf.options.default_queue.as_str();
+        let state = match cluster.prepared(dq) {
+            Some(l) => build::build(arena, cluster, l, conf, opts),
+            None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), conf, opts),
+        };
         let plugins = Plugins::open(conf, &state);
         Session { arena, state, plugins }
     }
