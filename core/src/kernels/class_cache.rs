@@ -49,6 +49,8 @@ struct Class {
     score: Vec<f64>,
     idle: MaxTree,
     feasible: MaxTree,
+    /// Each BatchNodeOrder plugin's (constant) score for this class.
+    batch: Vec<f64>,
 }
 
 /// The classes of one action.
@@ -59,6 +61,9 @@ pub struct ClassCache {
     clock: u64,
     seen: Vec<bool>,
     touched: Vec<u32>,
+    /// Class hashes met once: a class is built on its second task, so one-off tasks (all pods
+    /// distinct) keep the plain scan and pay nothing extra.
+    met_once: hashbrown::HashSet<u64>,
 }
 
 fn class_hash(s: &State<'_>, t: TaskIdx) -> u64 {
@@ -110,13 +115,19 @@ fn untolerated_prefer_taint(s: &State<'_>, t: TaskIdx) -> bool {
     })
 }
 
-fn leaf<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> (Option<Reason>, f64) {
+/// Predicate result and score of `t` on `n`. The score adds the class's constant batch parts
+/// to the NodeOrder sum in the same order [`Plugins::score_nodes`] does, so the floats are
+/// identical to the plain scan's.
+fn leaf<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx, batch: &[f64]) -> (Option<Reason>, f64) {
     let r = check(s, p, ctx, t, n, true, s.report_order);
-    let mut score = [0.0];
-    if r.is_none() && p.scores_nodes() {
-        p.score_nodes(s, ctx, t, &[n], &mut score);
+    let mut score = 0.0;
+    if r.is_none() {
+        score = p.node_order_sum(s, ctx, t, n);
+        for b in batch {
+            score += b;
+        }
     }
-    (r, score[0])
+    (r, score)
 }
 
 impl Class {
@@ -140,16 +151,18 @@ impl Class {
     fn full(&mut self, ssn: &Session<'_>, ctx: &PodCtx, t: TaskIdx) {
         let (s, p) = (&ssn.state, &ssn.plugins);
         let nn = s.nodes.len;
+        p.batch_parts(s, ctx, t, NodeIdx(0), &mut self.batch);
+        let batch = &self.batch;
         self.reason.resize(nn, None);
         self.score.resize(nn, 0.0);
         self.idle.reset(nn);
         self.feasible.reset(nn);
         let mut leaves: Vec<(Option<Reason>, f64)> = vec![(None, 0.0); nn];
         if nn >= PARALLEL_NODE_THRESHOLD {
-            leaves.par_iter_mut().enumerate().for_each(|(n, l)| *l = leaf(s, p, ctx, t, NodeIdx(n as u32)));
+            leaves.par_iter_mut().enumerate().for_each(|(n, l)| *l = leaf(s, p, ctx, t, NodeIdx(n as u32), batch));
         } else {
             for (n, l) in leaves.iter_mut().enumerate() {
-                *l = leaf(s, p, ctx, t, NodeIdx(n as u32));
+                *l = leaf(s, p, ctx, t, NodeIdx(n as u32), batch);
             }
         }
         for (n, (r, sc)) in leaves.into_iter().enumerate() {
@@ -168,7 +181,7 @@ impl ClassCache {
             return Pick::Ineligible;
         }
         self.clock += 1;
-        let ci = self.class_of(ssn, t, ctx);
+        let Some(ci) = self.class_of(ssn, t, ctx) else { return Pick::Ineligible };
         let class = &mut self.classes[ci];
         class.last_used = self.clock;
         if !class.eligible {
@@ -188,7 +201,7 @@ impl ClassCache {
         let batch = self.touched.len() * 8 > s.nodes.len;
         for &n in &self.touched {
             self.seen[n as usize] = false;
-            let (r, sc) = leaf(&ssn.state, &ssn.plugins, ctx, t, NodeIdx(n));
+            let (r, sc) = leaf(&ssn.state, &ssn.plugins, ctx, t, NodeIdx(n), &class.batch);
             class.set_leaf(&ssn.state, t, n as usize, r, sc, batch);
         }
         if batch {
@@ -206,15 +219,18 @@ impl ClassCache {
         Pick::Node(NodeIdx(tree.kth_max(k) as u32))
     }
 
-    fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx, ctx: &PodCtx) -> usize {
+    fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx, ctx: &PodCtx) -> Option<usize> {
         let s = &ssn.state;
         let h = class_hash(s, t);
         if let Some(list) = self.index.get(&h) {
             for &ci in list {
                 if same_class(s, self.classes[ci].rep, t) {
-                    return ci;
+                    return Some(ci);
                 }
             }
+        }
+        if self.met_once.insert(h) {
+            return None;
         }
         let eligible = !untolerated_prefer_taint(s, t);
         let slot = if self.classes.len() < MAX_CLASSES {
@@ -228,6 +244,7 @@ impl ClassCache {
                 score: Vec::new(),
                 idle: MaxTree::default(),
                 feasible: MaxTree::default(),
+                batch: Vec::new(),
             });
             self.classes.len() - 1
         } else {
@@ -246,6 +263,6 @@ impl ClassCache {
         if eligible {
             self.classes[slot].full(ssn, ctx, t);
         }
-        slot
+        Some(slot)
     }
 }

@@ -174,6 +174,26 @@ impl<'a> Plugins<'a> {
         }
     }
 
+    /// Σ NodeOrder of task `t` on node `n`: the per-node part of [`Plugins::score_nodes`].
+    pub fn node_order_sum(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
+        if self.any(Fn::NodeOrder) {
+            self.each(Fn::NodeOrder).map(|p| p.node_order(s, ctx, t, n)).sum::<f64>()
+        } else {
+            0.0
+        }
+    }
+
+    /// Each BatchNodeOrder plugin's score of `t` on the single node `n`, in plugin order (what
+    /// [`Plugins::score_nodes`] adds after the NodeOrder sum).
+    pub fn batch_parts(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx, out: &mut Vec<f64>) {
+        out.clear();
+        for p in self.each(Fn::BatchNodeOrder) {
+            let mut x = [0.0];
+            p.batch_node_order(s, ctx, t, &[n], &mut x);
+            out.push(x[0]);
+        }
+    }
+
     /// Overused: OR.
     pub fn overused(&self, s: &State<'a>, q: QueueIdx) -> bool {
         self.each(Fn::Overused).any(|p| p.overused(s, q))
