@@ -4,6 +4,7 @@
 //! * [`convert`]: Kubernetes/Volcano objects → the core's plain model types;
 //! * [`load`]: YAML/JSON files → a core [`basalt_core::Cluster`], with per-document issues;
 //! * [`sim`]: the in-memory simulated cluster behind `basalt simulate`, and its reports;
+//! * [`replay`]: `basalt replay`: workloads and traces over virtual time, with a report;
 //! * [`cli`]: the `basalt` command line.
 //!
 //! The live scheduler (watches, binder, status writer, leader election) comes later and will
@@ -13,4 +14,5 @@ pub mod cli;
 pub mod convert;
 pub mod crd;
 pub mod load;
+pub mod replay;
 pub mod sim;

@@ -1,7 +1,10 @@
 //! The `basalt` command line (clap derive): parses arguments and dispatches to one module per
 //! subcommand. Owns exit codes and what goes to stdout (results) versus stderr (warnings and
-//! errors); the work itself lives in [`crate::sim`], [`crate::load`] and [`crate::convert`].
+//! errors); the work itself lives in [`crate::sim`], [`crate::replay`], [`crate::load`] and
+//! [`crate::convert`].
 
+pub mod bench;
+pub mod replay;
 pub mod simulate;
 
 use clap::{Parser, Subcommand};
@@ -29,12 +32,20 @@ pub struct Cli {
 pub enum Command {
     /// Schedule a cluster read from YAML/JSON files for N cycles and print the decisions.
     Simulate(simulate::SimulateArgs),
+    /// Replay a workload over virtual time (the embedded default, the Alibaba GPU trace, or
+    /// annotated YAML) and print a report.
+    Replay(replay::ReplayArgs),
+    /// Time one session open and one full cycle of a seeded synthetic workload (session open
+    /// ms, cycle ms, pods/s, peak memory).
+    Bench(bench::BenchArgs),
 }
 
 /// Runs a parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Simulate(args) => ExitCode::from(simulate::run(&args)),
+        Command::Replay(args) => ExitCode::from(replay::run(&args)),
+        Command::Bench(args) => ExitCode::from(bench::run(&args)),
     }
 }
 

@@ -1,0 +1,224 @@
+//! `basalt replay`: replay a workload over virtual time and print the report. Without an input
+//! flag it replays the embedded default (a generated GPU cluster and workload); with
+//! `--alibaba-v2023 DIR` the Alibaba GPU trace; with `--cluster PATH…` Kubernetes objects
+//! annotated with arrival and duration. Several `--conf` files are replayed side by side.
+
+use super::simulate::read_conf;
+use super::{EXIT_BAD_CONF, EXIT_NOTHING_LOADED, EXIT_OK};
+use crate::load::DEFAULT_SCHEDULER_NAME;
+use crate::replay::alibaba::{self, AlibabaOptions, GangGrouping, QueueAssignment, WindowStart};
+use crate::replay::generate::{self, DefaultSpec};
+use crate::replay::{self, kube_yaml, text, timeseries, CyclePolicy, EngineOptions, NamedConf, ReplayOptions, Workload};
+use basalt_core::conf::SchedulerConf;
+use clap::{Args, ValueEnum};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Exit code: the report was printed but a `--timeseries` or `--plot` file could not be
+/// written.
+pub const EXIT_WRITE_FAILED: u8 = 3;
+
+/// How `replay` prints its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// A table, one column per conf.
+    Text,
+    /// The report as JSON (`input`, `runs[].results`, `runs[].timings`, …).
+    Json,
+}
+
+/// Arguments of `basalt replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Replay Alibaba's cluster-trace-gpu-v2023 from this directory (openb_*.csv).
+    #[arg(long, value_name = "DIR", conflicts_with = "cluster")]
+    pub alibaba_v2023: Option<PathBuf>,
+    /// Trace pod list: a file name in DIR or a path [default: openb_pod_list_default.csv].
+    #[arg(long, value_name = "FILE", requires = "alibaba_v2023")]
+    pub pod_list: Option<PathBuf>,
+    /// Trace node list: `all` (1,523 nodes), `gpu` (the 1,213 GPU nodes), or a file [default: all].
+    #[arg(long, value_name = "all|gpu|FILE", requires = "alibaba_v2023")]
+    pub node_list: Option<String>,
+    /// Queue of each trace job: `qos` (ls, be, burstable, guaranteed), `single` (default) or
+    /// `round-robin:N` (q0…qN-1) [default: qos].
+    #[arg(long, value_name = "MODE", value_parser = QueueAssignment::parse, requires = "alibaba_v2023")]
+    pub queues: Option<QueueAssignment>,
+    /// Weight of a trace queue (repeatable; others get 1).
+    #[arg(long = "queue-weight", value_name = "NAME=WEIGHT", value_parser = alibaba::parse_queue_weight, requires = "alibaba_v2023")]
+    pub queue_weights: Vec<(String, i32)>,
+    /// Gangs of trace pods: `none`, `same-shape` (consecutive pods with the same creation time
+    /// and shape) or `fixed:N` [default: none].
+    #[arg(long, value_name = "MODE", value_parser = GangGrouping::parse, requires = "alibaba_v2023")]
+    pub gang: Option<GangGrouping>,
+    /// Virtual time 0 on the trace clock: `auto` (1st percentile of creation times) or seconds
+    /// [default: auto].
+    #[arg(long, value_name = "auto|SECONDS", value_parser = WindowStart::parse, requires = "alibaba_v2023")]
+    pub start: Option<WindowStart>,
+    /// Multiply trace arrival times by this (0.1 = ten times the arrival rate) [default: 1].
+    #[arg(long, value_name = "F", requires = "alibaba_v2023")]
+    pub arrival_scale: Option<f64>,
+    /// Replay Kubernetes objects (YAML/JSON files or directories) whose Pods carry
+    /// basalt.dev/arrival-seconds and basalt.dev/duration-seconds annotations.
+    #[arg(long, num_args = 1.., value_name = "FILE_OR_DIR")]
+    pub cluster: Vec<PathBuf>,
+    /// With --cluster: schedule only pods whose spec.schedulerName is this.
+    #[arg(long, default_value = DEFAULT_SCHEDULER_NAME, value_name = "NAME")]
+    pub scheduler_name: String,
+    /// Embedded default: pods to generate [default: 3000].
+    #[arg(long, value_name = "N", conflicts_with_all = ["alibaba_v2023", "cluster"])]
+    pub pods: Option<usize>,
+    /// Embedded default: nodes (1–147, keeping the mix) [default: 147].
+    #[arg(long, value_name = "N", conflicts_with_all = ["alibaba_v2023", "cluster"])]
+    pub nodes: Option<usize>,
+    /// volcano-scheduler.conf to schedule with; repeat to compare confs side by side
+    /// (default: Volcano's built-in conf).
+    #[arg(long = "conf", value_name = "FILE")]
+    pub confs: Vec<PathBuf>,
+    /// Seconds of virtual time between scheduling cycles.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS", conflicts_with = "on_events")]
+    pub period: f64,
+    /// Run a cycle at each arrival or completion instead of every period.
+    #[arg(long)]
+    pub on_events: bool,
+    /// Seed of the embedded default workload and of the scheduler's tie-breaks.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub output: ReportFormat,
+    /// Also write the per-cycle time series as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub timeseries: Option<PathBuf>,
+    /// Also draw SVG plots (utilization, queue shares, wait times) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Reads the workload the arguments name. Errors: a message for stderr.
+fn workload(args: &ReplayArgs) -> Result<Workload, String> {
+    if let Some(dir) = &args.alibaba_v2023 {
+        let node_list: PathBuf = match args.node_list.as_deref() {
+            None | Some("all") => alibaba::ALL_NODE_LIST.into(),
+            Some("gpu") => alibaba::GPU_NODE_LIST.into(),
+            Some(p) => p.into(),
+        };
+        let scale = args.arrival_scale.unwrap_or(1.0);
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(format!("--arrival-scale must be a number > 0, got {scale}"));
+        }
+        let opts = AlibabaOptions {
+            pod_list: args.pod_list.clone().unwrap_or_else(|| alibaba::DEFAULT_POD_LIST.into()),
+            node_list,
+            queues: args.queues.unwrap_or_default(),
+            queue_weights: args.queue_weights.iter().cloned().collect(),
+            gangs: args.gang.unwrap_or_default(),
+            start: args.start.unwrap_or_default(),
+            arrival_scale: scale,
+        };
+        return alibaba::import(dir, &opts).map_err(|i| i.to_string());
+    }
+    if !args.cluster.is_empty() {
+        return Ok(kube_yaml::import(&args.cluster, &args.scheduler_name));
+    }
+    let d = DefaultSpec::default();
+    Ok(generate::generate(&DefaultSpec {
+        seed: args.seed,
+        pods: args.pods.unwrap_or(d.pods),
+        nodes: args.nodes.unwrap_or(d.nodes),
+    }))
+}
+
+/// Labels for the confs: file stems, made unique.
+fn confs(paths: &[PathBuf]) -> Result<Vec<NamedConf>, String> {
+    if paths.is_empty() {
+        return Ok(vec![NamedConf { label: "default".into(), conf: SchedulerConf::default() }]);
+    }
+    let mut out: Vec<NamedConf> = Vec::with_capacity(paths.len());
+    for p in paths {
+        let conf = read_conf(p)?;
+        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("conf").to_string();
+        let mut label = stem.clone();
+        let mut n = 2;
+        while out.iter().any(|c| c.label == label) {
+            label = format!("{stem}#{n}");
+            n += 1;
+        }
+        out.push(NamedConf { label, conf });
+    }
+    Ok(out)
+}
+
+fn write_timeseries(path: &Path, out: &replay::ReplayOutput) -> Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    timeseries::write_csv(std::io::BufWriter::new(file), &out.labelled())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Runs `basalt replay`; returns the exit code: 0, [`EXIT_NOTHING_LOADED`] (the input is
+/// unusable or empty), [`EXIT_BAD_CONF`] (a conf or option is invalid) or
+/// [`EXIT_WRITE_FAILED`].
+pub fn run(args: &ReplayArgs) -> u8 {
+    let confs = match confs(&args.confs) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            return EXIT_BAD_CONF;
+        }
+    };
+    if !(args.period.is_finite() && args.period > 0.0) {
+        eprintln!("error: --period must be a number of seconds > 0, got {}", args.period);
+        return EXIT_BAD_CONF;
+    }
+    let w = match workload(args) {
+        Ok(w) => w,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            return EXIT_NOTHING_LOADED;
+        }
+    };
+    for i in &w.issues {
+        eprintln!("warning: {i}");
+    }
+    let (nodes, _) = w.setup_counts();
+    if nodes == 0 || w.pod_count() == 0 {
+        eprintln!("error: nothing to replay: {nodes} nodes and {} pods were loaded", w.pod_count());
+        return EXIT_NOTHING_LOADED;
+    }
+    let policy =
+        if args.on_events { CyclePolicy::OnEvents } else { CyclePolicy::Period(((args.period * 1000.0).round() as i64).max(1)) };
+    let opts = ReplayOptions { engine: EngineOptions { policy, seed: args.seed }, progress: !args.quiet };
+    let out = replay::replay(&w, &confs, &opts);
+    let rendered = match args.output {
+        ReportFormat::Json => out.report.to_json() + "\n",
+        ReportFormat::Text => text::render(&out.report),
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(rendered.as_bytes()).and_then(|()| stdout.flush());
+    let mut code = EXIT_OK;
+    if let Some(p) = &args.timeseries {
+        match write_timeseries(p, &out) {
+            Ok(()) => eprintln!("wrote {}", p.display()),
+            Err(msg) => {
+                eprintln!("error: {msg}");
+                code = EXIT_WRITE_FAILED;
+            }
+        }
+    }
+    if let Some(dir) = &args.plot {
+        match replay::plot::write_plots(dir, &out.labelled()) {
+            Ok(files) => {
+                for f in files {
+                    eprintln!("wrote {}", f.display());
+                }
+            }
+            Err(msg) => {
+                eprintln!("error: {msg}");
+                code = EXIT_WRITE_FAILED;
+            }
+        }
+    }
+    code
+}
