@@ -3,6 +3,7 @@
 //! JobEnqueueable vote allows it. Rejected PodGroups wait for the next cycle.
 
 use super::heap::GoHeap;
+use crate::decision::Event;
 use crate::model::PodGroupPhase;
 use crate::session::tables::{JobIdx, QueueIdx};
 use crate::session::Session;
@@ -45,9 +46,28 @@ pub fn execute(ssn: &mut Session<'_>) {
             }
         };
         let has_min = ssn.state.jobs.rec[j.ix()].min_resources.is_some();
-        if !has_min || ssn.plugins.job_enqueueable(&ssn.state, j) {
-            ssn.plugins.job_enqueued(&ssn.state, j);
-            ssn.state.set_phase(j, PodGroupPhase::Inqueue);
+        let verdict = if has_min { ssn.plugins.job_enqueueable_why(&ssn.state, j) } else { Ok(()) };
+        match verdict {
+            Ok(()) => {
+                ssn.plugins.job_enqueued(&ssn.state, j);
+                ssn.state.set_phase(j, PodGroupPhase::Inqueue);
+            }
+            Err(plugin) => {
+                // The PodGroup events Volcano's plugins record when they refuse a job.
+                let message = match plugin {
+                    "proportion" => "queue resource quota insufficient",
+                    "overcommit" => "resource in cluster is overused",
+                    _ => "",
+                };
+                if !message.is_empty() {
+                    ssn.state.events.push(Event {
+                        group: ssn.state.jobs.group[j.ix()],
+                        kind: "Normal",
+                        reason: "Unschedulable".into(),
+                        message: message.into(),
+                    });
+                }
+            }
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
         queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);

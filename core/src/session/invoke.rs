@@ -209,30 +209,36 @@ impl<'a> Plugins<'a> {
         self.each(Fn::JobReady).all(|p| p.job_ready(s, j))
     }
 
-    fn vote(&self, f: Fn, mut ask: impl FnMut(&dyn Plugin<'a>) -> Vote) -> bool {
+    /// Tier voting; `Err(plugin name)` names the first plugin that rejected.
+    fn vote(&self, f: Fn, mut ask: impl FnMut(&dyn Plugin<'a>) -> Vote) -> Result<(), &'static str> {
         for tier in &self.tiers {
             let mut permit = false;
             for slot in tier.iter().filter(|s| s.active & f.bit() != 0) {
                 match ask(slot.plugin.as_ref()) {
-                    Vote::Reject => return false,
+                    Vote::Reject => return Err(slot.plugin.name()),
                     Vote::Permit => permit = true,
                     Vote::Abstain => {}
                 }
             }
             if permit {
-                return true;
+                return Ok(());
             }
         }
-        true
+        Ok(())
     }
 
     /// JobPipelined: votes.
     pub fn job_pipelined(&self, s: &State<'a>, j: JobIdx) -> bool {
-        self.vote(Fn::JobPipelined, |p| p.job_pipelined(s, j))
+        self.vote(Fn::JobPipelined, |p| p.job_pipelined(s, j)).is_ok()
     }
 
     /// JobEnqueueable: votes.
     pub fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> bool {
+        self.job_enqueueable_why(s, j).is_ok()
+    }
+
+    /// JobEnqueueable, naming the plugin that rejected the job.
+    pub fn job_enqueueable_why(&self, s: &State<'a>, j: JobIdx) -> Result<(), &'static str> {
         self.vote(Fn::JobEnqueueable, |p| p.job_enqueueable(s, j))
     }
 

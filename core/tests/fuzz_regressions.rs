@@ -1,0 +1,78 @@
+//! Regression tests for what the fuzz targets (`fuzz/`, see `fuzz/README.md`) found: each test
+//! is the minimal input of one finding, named after it, with its cause. They assert behaviour,
+//! not only the absence of a panic, because CI runs tests in the release profile where integer
+//! overflow wraps silently instead of panicking.
+
+use basalt_core::model::{NodeSpec, PodGroupPhase, PodGroupSpec, PodSpec, QueueSpec};
+use basalt_core::resource::ResourceList;
+use basalt_core::{run_cycle, Cluster, CycleOptions, Decisions, Delta, SchedulerConf};
+
+fn res(pairs: &[(&str, i64)]) -> ResourceList {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+fn node(name: &str, allocatable: &[(&str, i64)]) -> Delta {
+    let allocatable = res(allocatable);
+    Delta::Node(NodeSpec { name: name.into(), capacity: allocatable.clone(), allocatable, ready: true, ..Default::default() })
+}
+
+fn queue(name: &str) -> Delta {
+    Delta::Queue(QueueSpec { name: name.into(), weight: 1, reclaimable: true, ..Default::default() })
+}
+
+fn group(name: &str, min_member: i32) -> Delta {
+    Delta::PodGroup(PodGroupSpec {
+        namespace: "ns".into(),
+        name: name.into(),
+        uid: format!("ns/{name}"),
+        min_member,
+        queue: "q".into(),
+        phase: PodGroupPhase::Inqueue,
+        ..Default::default()
+    })
+}
+
+fn pod(name: &str, group: &str, requests: &[(&str, i64)]) -> Delta {
+    let resreq = res(requests);
+    Delta::Pod(PodSpec {
+        namespace: "ns".into(),
+        name: name.into(),
+        uid: format!("ns/{name}"),
+        group: Some(group.into()),
+        scheduler_name: "volcano".into(),
+        init_resreq: resreq.clone(),
+        nonzero_cpu_milli: resreq.get("cpu").copied().unwrap_or(0),
+        nonzero_memory_bytes: resreq.get("memory").copied().unwrap_or(0),
+        resreq,
+        preemptable: true,
+        ..Default::default()
+    })
+}
+
+fn cycle(deltas: Vec<Delta>) -> (Cluster, Decisions) {
+    let mut c = Cluster::new();
+    for d in deltas {
+        c.apply(d).expect("valid object");
+    }
+    let d = run_cycle(&c, &SchedulerConf::default(), &CycleOptions { seed: 1, cycle: 1 });
+    (c, d)
+}
+
+/// Found by `session_predicates_nodeorder_binpack`. The session's cluster total (Σ allocatable
+/// of the Ready nodes, per resource) is summed in `i64`. Two nodes with `memory: 7Ei` (a
+/// quantity the runtime accepts: 7·2^60 fits an `i64`, the sum does not) overflow it: a panic
+/// in debug builds; in release builds the total wraps negative, so proportion's real capability
+/// and deserved share of every queue become 0 and a small pod that fits easily is never bound.
+#[test]
+#[ignore = "open: the session total overflows i64, see fuzz/README.md"]
+fn regression_total_allocatable_overflows_i64() {
+    let big = &[("cpu", 4000), ("memory", 7 << 60), ("pods", 110)];
+    let (_, d) = cycle(vec![
+        queue("q"),
+        node("n1", big),
+        node("n2", big),
+        group("pg", 1),
+        pod("p-0", "pg", &[("cpu", 1000), ("memory", 1 << 30), ("pods", 1)]),
+    ]);
+    assert_eq!(d.binds.len(), 1, "the pod fits either node: {d:?}");
+}
