@@ -3,7 +3,7 @@
 //! not only the absence of a panic, because CI runs tests in the release profile where integer
 //! overflow wraps silently instead of panicking.
 
-use basalt_core::model::{NodeSpec, PodGroupPhase, PodGroupSpec, PodSpec, QueueSpec};
+use basalt_core::model::{NodeSpec, PodGroupPhase, PodGroupSpec, PodPhase, PodSpec, QueueSpec};
 use basalt_core::resource::ResourceList;
 use basalt_core::{run_cycle, Cluster, CycleOptions, Decisions, Delta, SchedulerConf};
 
@@ -49,13 +49,31 @@ fn pod(name: &str, group: &str, requests: &[(&str, i64)]) -> Delta {
     })
 }
 
-fn cycle(deltas: Vec<Delta>) -> (Cluster, Decisions) {
+fn running(name: &str, node: &str, requests: &[(&str, i64)]) -> Delta {
+    let Delta::Pod(mut p) = pod(name, "", requests) else { unreachable!() };
+    p.group = None;
+    p.node_name = node.into();
+    p.phase = PodPhase::Running;
+    Delta::Pod(p)
+}
+
+fn cycle_with(conf: &SchedulerConf, deltas: Vec<Delta>) -> (Cluster, Decisions) {
     let mut c = Cluster::new();
     for d in deltas {
         c.apply(d).expect("valid object");
     }
-    let d = run_cycle(&c, &SchedulerConf::default(), &CycleOptions { seed: 1, cycle: 1 });
+    let d = run_cycle(&c, conf, &CycleOptions { seed: 1, cycle: 1 });
     (c, d)
+}
+
+fn cycle(deltas: Vec<Delta>) -> (Cluster, Decisions) {
+    cycle_with(&SchedulerConf::default(), deltas)
+}
+
+/// The node `pod` was bound to.
+fn bound_node(c: &Cluster, d: &Decisions, pod: &str) -> Option<String> {
+    let id = c.pod_id("ns", pod)?;
+    d.binds.iter().find(|b| b.pod == id).map(|b| c.node(b.node).expect("node").spec.name.clone())
 }
 
 /// Found by `session_predicates_nodeorder_binpack`. The session's cluster total (Σ allocatable
@@ -64,7 +82,6 @@ fn cycle(deltas: Vec<Delta>) -> (Cluster, Decisions) {
 /// in debug builds; in release builds the total wraps negative, so proportion's real capability
 /// and deserved share of every queue become 0 and a small pod that fits easily is never bound.
 #[test]
-#[ignore = "open: the session total overflows i64, see fuzz/README.md"]
 fn regression_total_allocatable_overflows_i64() {
     let big = &[("cpu", 4000), ("memory", 7 << 60), ("pods", 110)];
     let (_, d) = cycle(vec![
@@ -75,4 +92,32 @@ fn regression_total_allocatable_overflows_i64() {
         pod("p-0", "pg", &[("cpu", 1000), ("memory", 1 << 30), ("pods", 1)]),
     ]);
     assert_eq!(d.binds.len(), 1, "the pod fits either node: {d:?}");
+}
+
+/// Found by `session_gang`. nodeorder multiplies each kube score (0–100) by its configured
+/// weight in `i64` (`score * w.most`); Volcano computes `float64(score) * float64(weight)`. A
+/// conf weight of `9223372036854775807` overflows: a panic in debug builds; in release builds
+/// the product wraps (x · (2⁶³−1) ≡ −x for even x), so a higher MostAllocated score becomes a
+/// lower node score and the pod lands on the emptier node instead of the fuller one.
+#[test]
+fn regression_nodeorder_weight_overflows_i64() {
+    let conf = SchedulerConf::parse(
+        "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n  - name: nodeorder\n    arguments:\n      \
+         mostrequested.weight: 9223372036854775807\n      leastrequested.weight: 0\n      balancedresource.weight: 0\n",
+    )
+    .expect("conf parses")
+    .0;
+    let alloc = &[("cpu", 4000), ("memory", 8 << 30), ("pods", 110)];
+    let (c, d) = cycle_with(
+        &conf,
+        vec![
+            queue("q"),
+            node("n1", alloc),
+            node("n2", alloc),
+            running("busy", "n1", &[("cpu", 2000), ("memory", 4 << 30), ("pods", 1)]),
+            group("pg", 1),
+            pod("p-0", "pg", &[("cpu", 1000), ("memory", 1 << 30), ("pods", 1)]),
+        ],
+    );
+    assert_eq!(bound_node(&c, &d, "p-0").as_deref(), Some("n1"), "MostAllocated prefers the fuller node: {d:?}");
 }

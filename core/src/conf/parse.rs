@@ -70,6 +70,16 @@ impl SchedulerConf {
             }
             _ => return Err(ConfError::Syntax("the conf must be a YAML mapping".into())),
         };
+        // The ConfigMap as `kubectl get cm volcano-scheduler-configmap -o yaml` prints it.
+        if map.get("kind").and_then(|k| k.as_str()) == Some("ConfigMap") {
+            let inner = map.get("data").and_then(|d| d.get("volcano-scheduler.conf")).and_then(|v| v.as_str());
+            let Some(inner) = inner else {
+                return Err(field("data", "a ConfigMap given as the conf must hold the key volcano-scheduler.conf"));
+            };
+            let (c, mut w) = SchedulerConf::parse(inner)?;
+            w.insert(0, ConfWarning("read the conf from the ConfigMap's data[\"volcano-scheduler.conf\"]".into()));
+            return Ok((c, w));
+        }
         let mut warnings = Vec::new();
         let mut actions = Vec::new();
         match map.get("actions") {
@@ -166,6 +176,9 @@ impl SchedulerConf {
                 warnings.push(ConfWarning(format!("unknown top-level field {k:?} ignored")));
             }
         }
+        if actions.is_empty() {
+            return Err(field("actions", "no actions: Volcano refuses a conf without actions (and keeps the one it had)"));
+        }
         Ok((SchedulerConf { actions, tiers, configurations, options: SchedulerOptions::default() }, warnings))
     }
 }
@@ -191,6 +204,17 @@ mod tests {
         let (c, w) = SchedulerConf::parse("  \n").unwrap();
         assert_eq!(c, SchedulerConf::default());
         assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn conf_without_actions_is_an_error_and_a_configmap_is_read() {
+        let e = SchedulerConf::parse("tiers:\n- plugins:\n  - name: gang\n").unwrap_err();
+        assert!(e.to_string().contains("field actions"), "{e}");
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: volcano-scheduler-configmap\ndata:\n  volcano-scheduler.conf: |\n    actions: \"enqueue, allocate\"\n    tiers:\n    - plugins:\n      - name: gang\n";
+        let (c, w) = SchedulerConf::parse(cm).unwrap();
+        assert_eq!(c.actions, vec![ActionKind::Enqueue, ActionKind::Allocate]);
+        assert!(w[0].0.contains("ConfigMap"));
+        assert!(SchedulerConf::parse("kind: ConfigMap\ndata: {}\n").is_err());
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl Binpack {
             }
             let cap = s.at(s.nodes.allocatable, n, d);
             let used = s.at(s.nodes.used, n, d);
-            weight_sum += w;
+            weight_sum = weight_sum.saturating_add(w);
             if cap == 0 || w == 0 {
                 continue;
             }
@@ -61,7 +61,7 @@ impl Binpack {
         if weight_sum > 0 {
             score /= weight_sum as f64;
         }
-        score * (MAX_NODE_SCORE * self.weight) as f64
+        score * (MAX_NODE_SCORE as f64 * self.weight as f64)
     }
 }
 

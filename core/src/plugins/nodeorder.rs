@@ -164,21 +164,22 @@ impl<'a> Plugin<'a> for NodeOrder {
         Fn::NodeOrder.bit() | Fn::BatchNodeOrder.bit()
     }
     fn node_order(&self, s: &State<'a>, _ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
+        // Volcano: nodeScore += float64(score) * float64(weight).
         let w = &self.w;
-        let mut score = 0i64;
+        let mut score = 0.0f64;
         if w.least != 0 {
-            score += least_allocated(s, t, n) * w.least;
+            score += least_allocated(s, t, n) as f64 * w.least as f64;
         }
         if w.most != 0 {
-            score += most_allocated(s, t, n) * w.most;
+            score += most_allocated(s, t, n) as f64 * w.most as f64;
         }
         if w.balanced != 0 {
-            score += balanced_allocation(s, t, n, self.gpu) * w.balanced;
+            score += balanced_allocation(s, t, n, self.gpu) as f64 * w.balanced as f64;
         }
         if w.node_affinity != 0 {
-            score += node_affinity_score(s, t, n) * w.node_affinity;
+            score += node_affinity_score(s, t, n) as f64 * w.node_affinity as f64;
         }
-        score as f64
+        score
     }
     fn batch_node_order(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, nodes: &[NodeIdx], out: &mut [f64]) {
         let w = &self.w;
@@ -189,7 +190,7 @@ impl<'a> Plugin<'a> for NodeOrder {
             }
             default_normalize(&mut raw, true);
             for (o, r) in out.iter_mut().zip(&raw) {
-                *o += (*r * w.taint_toleration) as f64;
+                *o += *r as f64 * w.taint_toleration as f64;
             }
         }
         if w.pod_affinity != 0 && ctx.pref_active {
@@ -200,7 +201,7 @@ impl<'a> Plugin<'a> for NodeOrder {
             let (min, max) = (raw.iter().copied().min().unwrap_or(0), raw.iter().copied().max().unwrap_or(0));
             for (o, r) in out.iter_mut().zip(&raw) {
                 let f = if max > min { (MAX_NODE_SCORE as f64 * ((r - min) as f64 / (max - min) as f64)) as i64 } else { 0 };
-                *o += (f * w.pod_affinity) as f64;
+                *o += f as f64 * w.pod_affinity as f64;
             }
         }
         if w.spread != 0 && !ctx.spread_soft.is_empty() {
@@ -249,7 +250,7 @@ impl<'a> Plugin<'a> for NodeOrder {
                 } else {
                     MAX_NODE_SCORE * (max + min - raw[i]) / max
                 };
-                *o += (f * w.spread) as f64;
+                *o += f as f64 * w.spread as f64;
             }
         }
     }

@@ -23,7 +23,7 @@ pub fn unallocated_min(s: &State<'_>, j: JobIdx, min: &Resource) -> Vec<f64> {
     for t in s.jobs.tasks(j) {
         if s.tasks.status[t.ix()].allocated() {
             for (d, v) in s.tasks.req(t, s.dims).iter().enumerate() {
-                alloc[d] += v;
+                alloc[d] = alloc[d].saturating_add(*v);
             }
         }
     }
@@ -46,7 +46,7 @@ impl Overcommit {
         let dims = s.dims;
         let mut idle: Vec<f64> = s.total.iter().map(|&v| v as f64 * factor).collect();
         for (d, slot) in idle.iter_mut().enumerate() {
-            *slot -= s.col(s.nodes.used, d).iter().sum::<i64>() as f64;
+            *slot -= s.col(s.nodes.used, d).iter().map(|&x| x as f64).sum::<f64>();
         }
         let mut inqueue = vec![0.0; dims];
         for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {

@@ -116,7 +116,7 @@ impl Proportion {
             let mut alloc = vec![0i64; dims];
             for t in s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()].allocated()) {
                 for (d, v) in s.tasks.req(t, dims).iter().enumerate() {
-                    alloc[d] += v;
+                    alloc[d] = alloc[d].saturating_add(*v);
                 }
             }
             for d in 0..dims {

@@ -202,7 +202,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         }
         let q = s.jobs.queue[j.ix()] as usize;
         for (d, v) in s.tasks.req(t, dims).iter().enumerate() {
-            alloc[q * dims + d] += v;
+            alloc[q * dims + d] = alloc[q * dims + d].saturating_add(*v);
         }
     }
     for q in 0..s.queues.len {

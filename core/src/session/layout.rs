@@ -105,7 +105,8 @@ impl Layout {
                 allocatable[d * nn + i] = n.allocatable.get(d);
             }
         }
-        let total = (0..dims).map(|d| allocatable[d * nn..(d + 1) * nn].iter().sum()).collect();
+        // Saturating: a few nodes with exabytes of memory must not wrap the cluster total.
+        let total = (0..dims).map(|d| allocatable[d * nn..(d + 1) * nn].iter().fold(0i64, |a, &x| a.saturating_add(x))).collect();
 
         let queues: Vec<String> = cluster.queues().map(|q| q.spec.name.clone()).collect();
         let queue_row: HashMap<&str, u32> = cluster.queues().enumerate().map(|(i, q)| (q.spec.name.as_str(), i as u32)).collect();
@@ -194,7 +195,10 @@ impl Layout {
                     }
                 })
                 .collect(),
-            job_min_task_total: job_list.iter().map(|(_, g, _)| g.min_task_member.iter().map(|(_, v)| *v).sum()).collect(),
+            job_min_task_total: job_list
+                .iter()
+                .map(|(_, g, _)| g.min_task_member.iter().fold(0i32, |a, (_, v)| a.saturating_add(*v)))
+                .collect(),
             job_uid: job_list
                 .iter()
                 .map(|(_, g, _)| cluster.names.get(&format!("{}/{}", g.spec.namespace, g.spec.name)).unwrap_or_default())

@@ -155,7 +155,10 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Puts task `t` on node `n` with its current status (Volcano `NodeInfo.AddTask`):
+    /// Puts task `t` on node `n` with its current status (Volcano `NodeInfo.AddTask`).
+    /// Sums saturate: only pre-existing pods far beyond a node's allocatable can reach the
+    /// bounds, and a saturated node stays full instead of wrapping to free.
+    ///
     /// Releasing takes idle and counts as releasing; Pipelined only reserves `pipelined`;
     /// anything else takes idle.
     pub fn node_add_task(&mut self, t: TaskIdx, n: NodeIdx) {
@@ -169,24 +172,24 @@ impl<'a> State<'a> {
             }
             let i = d * len + n.ix();
             match status {
-                TaskStatus::Pipelined => self.nodes.pipelined[i] += r,
+                TaskStatus::Pipelined => self.nodes.pipelined[i] = self.nodes.pipelined[i].saturating_add(r),
                 TaskStatus::Releasing => {
-                    self.nodes.idle[i] -= r;
-                    self.nodes.releasing[i] += r;
-                    self.nodes.used[i] += r;
+                    self.nodes.idle[i] = self.nodes.idle[i].saturating_sub(r);
+                    self.nodes.releasing[i] = self.nodes.releasing[i].saturating_add(r);
+                    self.nodes.used[i] = self.nodes.used[i].saturating_add(r);
                 }
                 _ => {
-                    self.nodes.idle[i] -= r;
-                    self.nodes.used[i] += r;
+                    self.nodes.idle[i] = self.nodes.idle[i].saturating_sub(r);
+                    self.nodes.used[i] = self.nodes.used[i].saturating_add(r);
                 }
             }
         }
         if status != TaskStatus::Pipelined {
             let rec = self.tasks.rec[t.ix()];
-            self.nodes.nonzero_cpu[n.ix()] += rec.spec.nonzero_cpu_milli;
-            self.nodes.nonzero_mem[n.ix()] += rec.spec.nonzero_memory_bytes;
+            self.nodes.nonzero_cpu[n.ix()] = self.nodes.nonzero_cpu[n.ix()].saturating_add(rec.spec.nonzero_cpu_milli);
+            self.nodes.nonzero_mem[n.ix()] = self.nodes.nonzero_mem[n.ix()].saturating_add(rec.spec.nonzero_memory_bytes);
         }
-        self.nodes.pod_count[n.ix()] += 1;
+        self.nodes.pod_count[n.ix()] = self.nodes.pod_count[n.ix()].saturating_add(1);
         self.node_changes.push(n.0);
         self.tasks.node[t.ix()] = n.0;
         let head = self.nodes.head[n.ix()];
@@ -213,24 +216,24 @@ impl<'a> State<'a> {
             }
             let i = d * len + n.ix();
             match status {
-                TaskStatus::Pipelined => self.nodes.pipelined[i] -= r,
+                TaskStatus::Pipelined => self.nodes.pipelined[i] = self.nodes.pipelined[i].saturating_sub(r),
                 TaskStatus::Releasing => {
-                    self.nodes.idle[i] += r;
-                    self.nodes.releasing[i] -= r;
-                    self.nodes.used[i] -= r;
+                    self.nodes.idle[i] = self.nodes.idle[i].saturating_add(r);
+                    self.nodes.releasing[i] = self.nodes.releasing[i].saturating_sub(r);
+                    self.nodes.used[i] = self.nodes.used[i].saturating_sub(r);
                 }
                 _ => {
-                    self.nodes.idle[i] += r;
-                    self.nodes.used[i] -= r;
+                    self.nodes.idle[i] = self.nodes.idle[i].saturating_add(r);
+                    self.nodes.used[i] = self.nodes.used[i].saturating_sub(r);
                 }
             }
         }
         if status != TaskStatus::Pipelined {
             let rec = self.tasks.rec[t.ix()];
-            self.nodes.nonzero_cpu[n.ix()] -= rec.spec.nonzero_cpu_milli;
-            self.nodes.nonzero_mem[n.ix()] -= rec.spec.nonzero_memory_bytes;
+            self.nodes.nonzero_cpu[n.ix()] = self.nodes.nonzero_cpu[n.ix()].saturating_sub(rec.spec.nonzero_cpu_milli);
+            self.nodes.nonzero_mem[n.ix()] = self.nodes.nonzero_mem[n.ix()].saturating_sub(rec.spec.nonzero_memory_bytes);
         }
-        self.nodes.pod_count[n.ix()] -= 1;
+        self.nodes.pod_count[n.ix()] = self.nodes.pod_count[n.ix()].saturating_sub(1);
         self.node_changes.push(n.0);
         let (prev, next) = (self.tasks.prev_on_node[t.ix()], self.tasks.next_on_node[t.ix()]);
         if prev != NONE {
