@@ -291,7 +291,7 @@ fn cli_json_output_has_the_contract_keys() {
     assert_eq!(cycles.len(), 2);
     let mut keys: Vec<&str> = cycles[0].as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, vec!["binds", "evictions", "pipelined", "podGroups", "queues", "unschedulable"]);
+    assert_eq!(keys, vec!["binds", "events", "evictions", "pipelined", "podGroups", "queues", "skipped", "unschedulable"]);
     assert_eq!(v["podGroupOfPod"]["research/resnet-train-worker-0"], "research/resnet-train");
     assert_eq!(v["issues"].as_array().map(Vec::len), Some(0), "the example cluster loads cleanly");
 }

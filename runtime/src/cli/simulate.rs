@@ -111,7 +111,11 @@ pub fn run(args: &SimulateArgs) -> u8 {
         }
     };
     for line in out.issue_lines() {
-        eprintln!("warning: {line}");
+        if line.starts_with("note: ") {
+            eprintln!("{line}");
+        } else {
+            eprintln!("warning: {line}");
+        }
     }
     if out.load.skipped_other_scheduler > 0 {
         eprintln!(

@@ -7,6 +7,7 @@
 //! nothing else varies. It refuses clocks, threads and I/O beyond reading the input files.
 
 pub mod report;
+pub mod startup;
 
 use crate::load::{self, LoadOptions, LoadReport};
 use basalt_core::cluster::{Cluster, Delta};
@@ -72,6 +73,8 @@ pub struct SimOutput {
     pub load: LoadReport,
     /// Decisions the simulated cluster refused to apply (`cycle N: message`).
     pub apply_issues: Vec<String>,
+    /// What the startup step changed or found ([`startup::prepare`]).
+    pub startup_notes: Vec<String>,
     /// Counts of the cluster as loaded.
     pub counts: ClusterCounts,
     /// The scheduler name pods had to carry.
@@ -82,7 +85,13 @@ impl SimOutput {
     /// Every issue as one line: load issues (`FILE doc N Kind ns/name: message`), then apply
     /// issues.
     pub fn issue_lines(&self) -> Vec<String> {
-        self.load.issues.iter().map(ToString::to_string).chain(self.apply_issues.iter().cloned()).collect()
+        self.load
+            .issues
+            .iter()
+            .map(ToString::to_string)
+            .chain(self.startup_notes.iter().cloned())
+            .chain(self.apply_issues.iter().cloned())
+            .collect()
     }
 }
 
@@ -172,13 +181,15 @@ pub fn pod_group_of_pod(cluster: &Cluster) -> BTreeMap<String, String> {
 
 /// Simulates an already loaded `cluster` for `opts.cycles` cycles. `load` is carried into the
 /// output for reporting.
-pub fn simulate(cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, load: LoadReport) -> SimOutput {
+pub fn simulate(mut cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, load: LoadReport) -> SimOutput {
     let (nodes, pods, pod_groups, queues) = cluster.counts();
+    let startup_notes = startup::prepare(&mut cluster, &conf.options.default_queue, &opts.scheduler_name);
     let mut out = SimOutput {
         pod_group_of_pod: pod_group_of_pod(&cluster),
         load,
         counts: ClusterCounts { nodes, pods, pod_groups, queues },
         scheduler_name: opts.scheduler_name.clone(),
+        startup_notes,
         ..Default::default()
     };
     let mut sim = Simulator::new(cluster, conf.clone(), opts.seed);
@@ -304,7 +315,9 @@ mod tests {
                     {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": "m", "transitionID": "1"}
                 ]}],
                 "unschedulable": [],
-                "queues": []
+                "queues": [],
+                "events": [],
+                "skipped": []
             }],
             "podGroupOfPod": {"ns/a": "ns/pg"},
             "issues": []

@@ -94,6 +94,35 @@ pub struct CycleReport {
     pub unschedulable: Vec<UnschedulableReport>,
     /// Queue allocations (an extension of the contract).
     pub queues: Vec<QueueReport>,
+    /// PodGroup events of the cycle (an extension of the contract).
+    pub events: Vec<EventReport>,
+    /// PodGroups left out of the session, with the reason (an extension of the contract).
+    pub skipped: Vec<SkippedReport>,
+}
+
+/// A PodGroup event (`kubectl describe pg` would show it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventReport {
+    /// `ns/name` of the PodGroup.
+    pub pod_group: String,
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Reason, e.g. `Unschedulable`.
+    pub reason: String,
+    /// Message.
+    pub message: String,
+}
+
+/// A PodGroup the session left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedReport {
+    /// `ns/name` of the PodGroup.
+    pub pod_group: String,
+    /// Why.
+    pub reason: String,
 }
 
 fn pod_name(c: &Cluster, id: PodId) -> String {
@@ -142,6 +171,17 @@ impl CycleReport {
                 .map(|u| UnschedulableReport { pod: pod_name(c, u.pod), reason: u.reason.clone(), message: u.message.clone() })
                 .collect(),
             queues: d.queues.iter().map(|q| QueueReport { queue: q.name.clone(), allocated: q.allocated.clone() }).collect(),
+            events: d
+                .events
+                .iter()
+                .map(|e| EventReport {
+                    pod_group: group_name(c, e.group),
+                    kind: e.kind.to_string(),
+                    reason: e.reason.clone(),
+                    message: e.message.clone(),
+                })
+                .collect(),
+            skipped: d.skipped.iter().map(|(g, r)| SkippedReport { pod_group: group_name(c, *g), reason: r.clone() }).collect(),
         }
     }
 }
@@ -258,6 +298,21 @@ pub fn render_text(out: &SimOutput) -> String {
                     }
                 }
                 s.push('\n');
+            }
+        }
+        // The gang's per-cycle Warning repeats the PodGroup condition above; show the others.
+        let events: Vec<&EventReport> =
+            c.events.iter().filter(|e| !(e.kind == "Warning" && e.reason == "Unschedulable")).collect();
+        if !events.is_empty() {
+            let _ = writeln!(s, "  Events:");
+            for e in events {
+                let _ = writeln!(s, "    {}: {} {}: {}", e.pod_group, e.kind, e.reason, e.message);
+            }
+        }
+        if !c.skipped.is_empty() {
+            let _ = writeln!(s, "  Left out of the session:");
+            for k in &c.skipped {
+                let _ = writeln!(s, "    {}: {}", k.pod_group, k.reason);
             }
         }
         if !c.queues.is_empty() {
