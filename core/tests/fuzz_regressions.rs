@@ -41,8 +41,9 @@ fn pod(name: &str, group: &str, requests: &[(&str, i64)]) -> Delta {
         group: Some(group.into()),
         scheduler_name: "volcano".into(),
         init_resreq: resreq.clone(),
-        nonzero_cpu_milli: resreq.get("cpu").copied().unwrap_or(0),
-        nonzero_memory_bytes: resreq.get("memory").copied().unwrap_or(0),
+        // kube's scoring defaults for a container without a request: 100m cpu, 200 MiB memory.
+        nonzero_cpu_milli: resreq.get("cpu").copied().filter(|&v| v > 0).unwrap_or(100),
+        nonzero_memory_bytes: resreq.get("memory").copied().filter(|&v| v > 0).unwrap_or(200 << 20),
         resreq,
         preemptable: true,
         ..Default::default()
@@ -120,4 +121,57 @@ fn regression_nodeorder_weight_overflows_i64() {
         ],
     );
     assert_eq!(bound_node(&c, &d, "p-0").as_deref(), Some("n1"), "MostAllocated prefers the fuller node: {d:?}");
+}
+
+/// A conf of allocate with predicates and nodeorder scoring by LeastAllocated only.
+fn least_allocated_conf() -> SchedulerConf {
+    SchedulerConf::parse(
+        "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n  - name: nodeorder\n    arguments:\n      \
+         leastrequested.weight: 1\n      mostrequested.weight: 0\n      balancedresource.weight: 0\n",
+    )
+    .expect("conf parses")
+    .0
+}
+
+/// Found by `session_gang`. nodeorder's LeastAllocated computes `(cap - req) * 100 / cap` in
+/// `i64` (as kube-scheduler does in Go, where it wraps silently). A node whose allocatable
+/// memory exceeds `i64::MAX / 100` (≈ 82 PiB, e.g. `memory: 7Ei`) overflows the product: a
+/// panic in debug builds; in release builds the wrapped product makes the emptiest node score
+/// ≈ 0, so the pod goes to the small node. The test pins the exact arithmetic (i128 or
+/// dividing first), under which the huge node wins.
+#[test]
+fn regression_least_allocated_product_overflows_i64() {
+    let (c, d) = cycle_with(
+        &least_allocated_conf(),
+        vec![
+            queue("q"),
+            node("n1", &[("cpu", 4000), ("memory", i64::MAX), ("pods", 110)]),
+            node("n2", &[("cpu", 4000), ("memory", 8 << 30), ("pods", 110)]),
+            group("pg", 1),
+            pod("p-0", "pg", &[("cpu", 1000), ("memory", 1 << 30), ("pods", 1)]),
+        ],
+    );
+    assert_eq!(bound_node(&c, &d, "p-0").as_deref(), Some("n1"), "LeastAllocated prefers the emptier node: {d:?}");
+}
+
+/// Found by `session_gang`. nodeorder adds the pod's non-zero request to the node's requested
+/// total without saturation (`nonzero_mem[n] + nonzero_memory_bytes`). A node holding a running
+/// pod of `memory: 9223372036854775807` overflows when a pod without a memory request (scored
+/// with kube's 200 MiB default) is scored on it: a panic in debug builds; in release builds the
+/// requested total wraps negative and the full node can outscore an empty one. Saturated, the
+/// full node scores 0 on memory and the empty node wins.
+#[test]
+fn regression_nonzero_requested_sum_overflows_i64() {
+    let (c, d) = cycle_with(
+        &least_allocated_conf(),
+        vec![
+            queue("q"),
+            node("n1", &[("cpu", 4000), ("memory", i64::MAX), ("pods", 110)]),
+            node("n2", &[("cpu", 4000), ("memory", 8 << 30), ("pods", 110)]),
+            running("hog", "n1", &[("cpu", 0), ("memory", i64::MAX), ("pods", 1)]),
+            group("pg", 1),
+            pod("p-0", "pg", &[("cpu", 1000), ("memory", 0), ("pods", 1)]),
+        ],
+    );
+    assert_eq!(bound_node(&c, &d, "p-0").as_deref(), Some("n2"), "the node with free memory wins: {d:?}");
 }

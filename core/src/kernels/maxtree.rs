@@ -6,15 +6,16 @@
 #[derive(Clone, Debug, Default)]
 pub struct MaxTree {
     size: usize,
-    max: Vec<f64>,
-    count: Vec<u32>,
+    /// Per tree node: (maximum, how many leaves hold it), together so a walk up the tree touches
+    /// one cache line per level.
+    node: Vec<(f64, u32)>,
 }
 
 impl MaxTree {
     /// A tree of `len` leaves, all infeasible.
     pub fn new(len: usize) -> Self {
         let size = len.next_power_of_two().max(1);
-        MaxTree { size, max: vec![f64::NEG_INFINITY; 2 * size], count: vec![0; 2 * size] }
+        MaxTree { size, node: vec![(f64::NEG_INFINITY, 0); 2 * size] }
     }
 
     /// Resets every leaf to infeasible, keeping the allocation when `len` fits.
@@ -23,30 +24,24 @@ impl MaxTree {
         if size != self.size {
             *self = MaxTree::new(len);
         } else {
-            self.max.iter_mut().for_each(|x| *x = f64::NEG_INFINITY);
-            self.count.iter_mut().for_each(|x| *x = 0);
+            self.node.iter_mut().for_each(|x| *x = (f64::NEG_INFINITY, 0));
         }
     }
 
     /// Sets leaf `i` without fixing its ancestors (call [`MaxTree::rebuild`] after a batch).
     pub fn set_raw(&mut self, i: usize, v: f64) {
-        self.max[self.size + i] = v;
-        self.count[self.size + i] = u32::from(v != f64::NEG_INFINITY);
+        self.node[self.size + i] = (v, u32::from(v != f64::NEG_INFINITY));
     }
 
     fn pull(&mut self, p: usize) {
-        let (l, r) = (2 * p, 2 * p + 1);
-        let (ml, mr) = (self.max[l], self.max[r]);
-        if ml > mr {
-            self.max[p] = ml;
-            self.count[p] = self.count[l];
-        } else if mr > ml {
-            self.max[p] = mr;
-            self.count[p] = self.count[r];
+        let (l, r) = (self.node[2 * p], self.node[2 * p + 1]);
+        self.node[p] = if l.0 > r.0 {
+            l
+        } else if r.0 > l.0 {
+            r
         } else {
-            self.max[p] = ml;
-            self.count[p] = self.count[l] + self.count[r];
-        }
+            (l.0, l.1 + r.1)
+        };
     }
 
     /// Recomputes every inner node.
@@ -59,15 +54,15 @@ impl MaxTree {
     /// Sets leaf `i` to `v` and fixes its ancestors, stopping where nothing changes.
     pub fn set(&mut self, i: usize, v: f64) {
         let leaf = self.size + i;
-        if self.max[leaf] == v {
+        if self.node[leaf].0 == v {
             return;
         }
         self.set_raw(i, v);
         let mut p = leaf / 2;
         while p >= 1 {
-            let (old_max, old_count) = (self.max[p], self.count[p]);
+            let old = self.node[p];
             self.pull(p);
-            if self.max[p] == old_max && self.count[p] == old_count {
+            if self.node[p] == old {
                 break;
             }
             p /= 2;
@@ -76,21 +71,21 @@ impl MaxTree {
 
     /// The maximum and how many leaves hold it (`NEG_INFINITY`, 0 when none is feasible).
     pub fn top(&self) -> (f64, u32) {
-        (self.max[1], self.count[1])
+        self.node[1]
     }
 
     /// The leaf index of the `k`-th (0-based, in leaf order) leaf holding the maximum.
     pub fn kth_max(&self, mut k: u32) -> usize {
-        let target = self.max[1];
+        let target = self.node[1].0;
         let mut p = 1;
         while p < self.size {
             let l = 2 * p;
-            if self.max[l] == target {
-                if k < self.count[l] {
+            if self.node[l].0 == target {
+                if k < self.node[l].1 {
                     p = l;
                     continue;
                 }
-                k -= self.count[l];
+                k -= self.node[l].1;
             }
             p = l + 1;
         }

@@ -52,7 +52,7 @@ impl Binpack {
             if cap == 0 || w == 0 {
                 continue;
             }
-            let fin = r + used;
+            let fin = r.saturating_add(used);
             if fin > cap {
                 return 0.0;
             }

@@ -81,25 +81,26 @@ pub fn most_allocated(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> i64 {
 fn nonzero(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> (i64, i64, i64, i64) {
     let spec = &s.tasks.rec[t.ix()].spec;
     (
-        s.nodes.nonzero_cpu[n.ix()] + spec.nonzero_cpu_milli,
-        s.nodes.nonzero_mem[n.ix()] + spec.nonzero_memory_bytes,
+        s.nodes.nonzero_cpu[n.ix()].saturating_add(spec.nonzero_cpu_milli),
+        s.nodes.nonzero_mem[n.ix()].saturating_add(spec.nonzero_memory_bytes),
         s.at(s.nodes.allocatable, n, CPU),
         s.at(s.nodes.allocatable, n, MEMORY),
     )
 }
 
+// kube-scheduler's integer formulas, computed in i128 so exabyte-sized nodes cannot overflow.
 fn least(req: i64, cap: i64) -> i64 {
-    if cap == 0 || req > cap {
+    if cap <= 0 || req > cap {
         return 0;
     }
-    (cap - req) * MAX_NODE_SCORE / cap
+    ((cap as i128 - req as i128) * MAX_NODE_SCORE as i128 / cap as i128) as i64
 }
 
 fn most(req: i64, cap: i64) -> i64 {
-    if cap == 0 {
+    if cap <= 0 {
         return 0;
     }
-    req.min(cap) * MAX_NODE_SCORE / cap
+    (req.min(cap) as i128 * MAX_NODE_SCORE as i128 / cap as i128) as i64
 }
 
 /// kube BalancedAllocation over cpu, memory and (when requested) `gpu_dim`: (1 − std of the
@@ -117,7 +118,7 @@ pub fn balanced_allocation(s: &State<'_>, t: TaskIdx, n: NodeIdx, gpu_dim: Optio
         if alloc == 0 {
             continue;
         }
-        let used = s.at(s.nodes.used, n, d) + req.get(d).copied().unwrap_or(0);
+        let used = s.at(s.nodes.used, n, d).saturating_add(req.get(d).copied().unwrap_or(0));
         fr[k] = (used as f64 / alloc as f64).min(1.0);
         k += 1;
     }
