@@ -1,0 +1,20 @@
+//! The session driver shared by the `session_*` targets: a structured input decoded by
+//! `arbitrary` ([`input`]), turned into core objects ([`objects`]) and a conf ([`conf`]), run
+//! for one to three cycles ([`driver`]) and checked after each ([`invariants`], against the
+//! independent reading in [`model`]; Statement discard in [`statement`]). Inputs that reach findings still open are
+//! skipped by [`known`].
+
+#![allow(dead_code)]
+
+pub mod conf;
+pub mod driver;
+pub mod input;
+pub mod invariants;
+pub mod known;
+pub mod model;
+pub mod objects;
+pub mod statement;
+
+pub use conf::Family;
+pub use driver::run;
+pub use input::Input;
