@@ -6,6 +6,12 @@
 /// few device plugins). A resource beyond this limit is reported and ignored.
 pub const MAX_RESOURCE_DIMS: usize = 64;
 
+/// Largest amount of one resource the core accepts in one object (2^48: 256 TiB of memory,
+/// 2.8·10^11 cores); larger values are clamped when an object enters the cluster copy. Sums of
+/// up to 2^15 such values per node then stay exact in `i64`, so node accounting never
+/// saturates and a Statement discard restores it exactly. Negative amounts become 0.
+pub const MAX_QUANTITY: i64 = 1 << 48;
+
 /// Kubernetes' highest node score for one score plugin (kube-scheduler `MaxNodeScore`).
 pub const MAX_NODE_SCORE: i64 = 100;
 

@@ -92,7 +92,7 @@ impl ResourceNames {
         let mut dropped = Vec::new();
         for (name, &v) in list {
             match self.dim(name) {
-                Some(d) => r.set(d, v),
+                Some(d) => r.set(d, v.clamp(0, crate::limits::MAX_QUANTITY)),
                 None => dropped.push(name.clone()),
             }
         }

@@ -175,3 +175,66 @@ fn regression_nonzero_requested_sum_overflows_i64() {
     );
     assert_eq!(bound_node(&c, &d, "p-0").as_deref(), Some("n2"), "the node with free memory wins: {d:?}");
 }
+
+/// Found by `session_overcommit_enqueue` (its Statement check). Node sums saturate
+/// (`State::node_add_task`), and saturating addition is not undone by saturating subtraction:
+/// pipelining a 500m task and then a task of `cpu: i64::MAX` onto one node saturates
+/// `pipelined` at `i64::MAX`; discarding the Statement subtracts both and leaves `pipelined`
+/// at −500 instead of 0, so the node's FutureIdle is 500m larger than it is. Allocate only
+/// pipelines within FutureIdle, which keeps its own sums below the bound; a caller of
+/// `Session::pipeline` that does not check first (the property tests do not) breaks "discard
+/// restores the session exactly".
+#[test]
+fn regression_discard_after_saturated_pipeline() {
+    use basalt_core::session::tables::{NodeIdx, TaskIdx};
+    use basalt_core::session::Session;
+    let mut c = Cluster::new();
+    for d in [
+        queue("q"),
+        node("n1", &[("cpu", 4000), ("memory", 8 << 30), ("pods", 110)]),
+        group("pg", 1),
+        pod("p-0", "pg", &[("cpu", 500), ("memory", 1 << 30), ("pods", 1)]),
+        pod("p-1", "pg", &[("cpu", i64::MAX), ("memory", 1 << 30), ("pods", 1)]),
+    ] {
+        c.apply(d).expect("valid object");
+    }
+    let conf = SchedulerConf::default();
+    let arena = bumpalo::Bump::new();
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+    let before = ssn.state.nodes.pipelined.to_vec();
+    let mut st = ssn.statement();
+    ssn.pipeline(&mut st, TaskIdx(0), NodeIdx(0));
+    ssn.pipeline(&mut st, TaskIdx(1), NodeIdx(0));
+    ssn.discard(st);
+    assert_eq!(ssn.state.nodes.pipelined.to_vec(), before, "discard restores the pipelined column");
+}
+
+/// Found by `session_overcommit_enqueue` (its Statement check), same cause as
+/// `regression_discard_after_saturated_pipeline` but through `Session::allocate`, the path the
+/// allocate action takes: a node already holds a running pod of `memory: i64::MAX - 2`; a pod
+/// without a memory request (scored as kube's 200 MiB) is allocated there — it fits, it asks no
+/// memory — and `nonzero_mem` saturates; discarding the Statement leaves it 200 MiB lower than
+/// before, so later scores on that node see less memory requested than there is.
+#[test]
+fn regression_discard_after_saturated_nonzero_request() {
+    use basalt_core::session::tables::{NodeIdx, TaskIdx};
+    use basalt_core::session::Session;
+    let mut c = Cluster::new();
+    for d in [
+        queue("q"),
+        node("n1", &[("cpu", 4000), ("memory", 8 << 30), ("pods", 110)]),
+        running("hog", "n1", &[("cpu", 0), ("memory", i64::MAX - 2), ("pods", 1)]),
+        group("pg", 1),
+        pod("p-0", "pg", &[("cpu", 500), ("memory", 0), ("pods", 1)]),
+    ] {
+        c.apply(d).expect("valid object");
+    }
+    let conf = SchedulerConf::default();
+    let arena = bumpalo::Bump::new();
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+    let before = ssn.state.nodes.nonzero_mem.to_vec();
+    let mut st = ssn.statement();
+    assert!(ssn.allocate(&mut st, TaskIdx(0), NodeIdx(0)), "p-0 fits: it asks no memory");
+    ssn.discard(st);
+    assert_eq!(ssn.state.nodes.nonzero_mem.to_vec(), before, "discard restores the requested memory used for scoring");
+}

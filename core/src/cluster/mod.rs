@@ -230,7 +230,9 @@ impl Cluster {
                     self.free_nodes.push(id.0);
                 }
             }
-            Delta::Pod(p) => {
+            Delta::Pod(mut p) => {
+                p.nonzero_cpu_milli = p.nonzero_cpu_milli.clamp(0, crate::limits::MAX_QUANTITY);
+                p.nonzero_memory_bytes = p.nonzero_memory_bytes.clamp(0, crate::limits::MAX_QUANTITY);
                 let key = format!("{}/{}", p.namespace, p.name);
                 let resreq = self.resource("Pod", &key, "spec.containers[].resources.requests", &p.resreq)?;
                 let init_resreq = self.resource("Pod", &key, "spec.initContainers[].resources.requests", &p.init_resreq)?;

@@ -3,11 +3,13 @@
 //! set `BASALT_FUZZ_KNOWN=1` to run them anyway. Remove a guard once its regression test in
 //! `core/tests/fuzz_regressions.rs` passes.
 
+use basalt_core::session::tables::{NodeIdx, TaskIdx};
+use basalt_core::session::State;
 use basalt_core::{Delta, SchedulerConf};
 use std::collections::BTreeMap;
 
 /// Whether the guards are off (`BASALT_FUZZ_KNOWN=1`).
-fn disabled() -> bool {
+pub fn disabled() -> bool {
     std::env::var_os("BASALT_FUZZ_KNOWN").is_some_and(|v| v == "1")
 }
 
@@ -36,6 +38,19 @@ fn nodeorder_overflows(deltas: &[Delta], conf: &SchedulerConf) -> bool {
     let requests = sums(pods);
     let big_sum = ["cpu", "memory"].iter().any(|k| requests.get(k).copied().unwrap_or(0) > i128::from(i64::MAX / 2));
     big_node || big_sum
+}
+
+/// `regression_discard_after_saturated_pipeline` and
+/// `regression_discard_after_saturated_nonzero_request`: an operation that would push one of
+/// node `n`'s sums past `i64::MAX` (saturation is not undone by discard).
+pub fn op_saturates(s: &State<'_>, t: TaskIdx, n: NodeIdx, pipeline: bool) -> bool {
+    let (len, i) = (s.nodes.len, n.ix());
+    let column = if pipeline { &*s.nodes.pipelined } else { &*s.nodes.used };
+    let spec = &s.tasks.rec[t.ix()].spec;
+    !disabled()
+        && (s.tasks.req(t, s.dims).iter().enumerate().any(|(d, &r)| column[d * len + i].checked_add(r).is_none())
+            || s.nodes.nonzero_cpu[i].checked_add(spec.nonzero_cpu_milli).is_none()
+            || s.nodes.nonzero_mem[i].checked_add(spec.nonzero_memory_bytes).is_none())
 }
 
 /// Whether `deltas` and `conf` reach an open finding (and the guards are on).
