@@ -5,7 +5,7 @@
 //! naming the object.
 
 use super::conf::{entries, has};
-use super::model::{best_effort, Before, Status};
+use super::model::{amount, best_effort, Before, Status};
 use basalt_core::cluster::{NodeId, PodGroupId, PodId};
 use basalt_core::conf::Flag;
 use basalt_core::model::{HostPort, NodeSpec, PodSpec, Requirement, SelectorOp, Taint, TaintEffect, TolerationOp};
@@ -51,7 +51,7 @@ fn added(c: &Cluster, d: &Decisions) -> BTreeMap<NodeId, BTreeMap<String, i128>>
     for x in &d.binds {
         let add = out.entry(x.node).or_default();
         for (k, &v) in &c.pod(x.pod).expect("checked").spec.resreq {
-            *add.entry(k.clone()).or_default() += i128::from(v);
+            *add.entry(k.clone()).or_default() += amount(v);
         }
     }
     out
@@ -63,7 +63,7 @@ fn no_node_over_allocatable(c: &Cluster, b: &Before, d: &Decisions) {
         let used = b.used.get(&n);
         for (k, &a) in add.iter().filter(|(_, &a)| a > 0) {
             let before = used.and_then(|u| u.get(k)).copied().unwrap_or(0);
-            let alloc = i128::from(node.allocatable.get(k).copied().unwrap_or(0));
+            let alloc = amount(node.allocatable.get(k).copied().unwrap_or(0));
             assert!(
                 before + a <= alloc,
                 "node {}: {k} in use {before} + bound this cycle {a} > allocatable {alloc}",
@@ -115,23 +115,23 @@ fn queues_within_capability(c: &Cluster, b: &Before, d: &Decisions) {
             let gq = if g.queue.is_empty() { "default" } else { g.queue.as_str() };
             if gq == spec.name && b.status[&p].allocated() {
                 for (k, &v) in &c.pod(p).expect("pod").spec.resreq {
-                    *before.entry(k.as_str()).or_default() += i128::from(v);
+                    *before.entry(k.as_str()).or_default() += amount(v);
                 }
             }
         }
-        let over_before = spec.capability.iter().any(|(k, &cap)| before.get(k.as_str()).copied().unwrap_or(0) > i128::from(cap));
+        let over_before = spec.capability.iter().any(|(k, &cap)| before.get(k.as_str()).copied().unwrap_or(0) > amount(cap));
         if over_before {
             continue;
         }
         for (k, &cap) in &spec.capability {
             // pods: backfill places BestEffort pods without asking the queue (Volcano too).
             // cpu/memory 0: unlimited (proportion). Guarantee above capability raises deserved.
-            let guarantee = spec.guarantee.get(k).copied().unwrap_or(0);
+            let (cap, guarantee) = (amount(cap), amount(spec.guarantee.get(k).copied().unwrap_or(0)));
             if k == "pods" || ((k == "cpu" || k == "memory") && cap == 0) || guarantee > cap {
                 continue;
             }
             let after = i128::from(q.allocated.get(k).copied().unwrap_or(0));
-            assert!(after <= i128::from(cap), "queue {}: {k} allocated {after} exceeds capability {cap}", spec.name);
+            assert!(after <= cap, "queue {}: {k} allocated {after} exceeds capability {cap}", spec.name);
         }
     }
 }

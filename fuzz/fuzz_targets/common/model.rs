@@ -56,6 +56,12 @@ impl Status {
     }
 }
 
+/// An amount as the core keeps it: clamped to `0..=limits::MAX_QUANTITY` on entry. The
+/// invariants compare in these units (a 2^48 + 10 request fits a 2^48 + 5 node there).
+pub fn amount(v: i64) -> i128 {
+    i128::from(v.clamp(0, basalt_core::limits::MAX_QUANTITY))
+}
+
 /// Whether a pod requests nothing but its pod slot (Volcano BestEffort, by InitResreq).
 pub fn best_effort(p: &PodSpec) -> bool {
     p.init_resreq.iter().all(|(k, &v)| k == "pods" || v == 0)
@@ -110,7 +116,7 @@ impl Before {
             if let (Some(n), true) = (node, st.uses_node()) {
                 let used = b.used.entry(n).or_default();
                 for (k, &v) in &s.resreq {
-                    *used.entry(k.clone()).or_default() += i128::from(v);
+                    *used.entry(k.clone()).or_default() += amount(v);
                 }
                 b.on_node.entry(n).or_default().push(id);
             }

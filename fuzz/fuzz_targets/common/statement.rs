@@ -64,9 +64,6 @@ pub fn discard_restores(cluster: &Cluster, conf: &SchedulerConf, ops: &[(u8, u8,
         if ssn.state.tasks.status[t.ix()] != TaskStatus::Pending {
             continue;
         }
-        if super::known::op_saturates(&ssn.state, t, n, pipe) {
-            continue;
-        }
         if pipe {
             ssn.pipeline(&mut st, t, n);
         } else {
