@@ -37,7 +37,8 @@ impl Family {
 }
 
 /// The plugins Basalt implements, in [`ConfIn::plugins`] order.
-pub const PLUGINS: [&str; 9] = ["priority", "gang", "conformance", "overcommit", "drf", "proportion", "predicates", "nodeorder", "binpack"];
+pub const PLUGINS: [&str; 9] =
+    ["priority", "gang", "conformance", "overcommit", "drf", "proportion", "predicates", "nodeorder", "binpack"];
 
 const ACTIONS: &[&str] = &[
     "enqueue, allocate, backfill",

@@ -14,7 +14,8 @@ pub const MAX_GROUPS: usize = 8;
 pub const MAX_QUEUES: usize = 4;
 
 /// Resource names: the three fixed dimensions, then scalars.
-pub const RESOURCES: &[&str] = &["cpu", "memory", "pods", "nvidia.com/gpu", "example.com/foo", "ephemeral-storage", "hugepages-2Mi"];
+pub const RESOURCES: &[&str] =
+    &["cpu", "memory", "pods", "nvidia.com/gpu", "example.com/foo", "ephemeral-storage", "hugepages-2Mi"];
 /// Namespaces.
 pub const NAMESPACES: &[&str] = &["ns1", "ns2"];
 /// Queue names; `""` means the default queue, `nosuch` is never created by the palette.

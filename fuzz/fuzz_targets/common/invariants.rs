@@ -64,11 +64,7 @@ fn no_node_over_allocatable(c: &Cluster, b: &Before, d: &Decisions) {
         for (k, &a) in add.iter().filter(|(_, &a)| a > 0) {
             let before = used.and_then(|u| u.get(k)).copied().unwrap_or(0);
             let alloc = amount(node.allocatable.get(k).copied().unwrap_or(0));
-            assert!(
-                before + a <= alloc,
-                "node {}: {k} in use {before} + bound this cycle {a} > allocatable {alloc}",
-                node.name
-            );
+            assert!(before + a <= alloc, "node {}: {k} in use {before} + bound this cycle {a} > allocatable {alloc}", node.name);
         }
     }
 }
@@ -94,12 +90,20 @@ fn gangs_all_or_nothing(c: &Cluster, b: &Before, d: &Decisions) {
         }
         let total: i32 = roles.values().map(|(x, y, z)| x + y + z).sum();
         let key = format!("{}/{}", rec.spec.namespace, rec.spec.name);
-        assert!(total >= rec.spec.min_member, "gang {key} got binds but only {total} of minMember {} ready: {roles:?}", rec.spec.min_member);
+        assert!(
+            total >= rec.spec.min_member,
+            "gang {key} got binds but only {total} of minMember {} ready: {roles:?}",
+            rec.spec.min_member
+        );
         let role_total: i32 = rec.spec.min_task_member.values().sum();
         if rec.spec.min_member >= role_total {
             for (role, &min) in &rec.spec.min_task_member {
                 let (x, y, z) = roles.get(role.as_str()).copied().unwrap_or_default();
-                assert!(x + y + z >= min, "gang {key} got binds but role {role:?} has {} ready of minTaskMember {min}", x + y + z);
+                assert!(
+                    x + y + z >= min,
+                    "gang {key} got binds but role {role:?} has {} ready of minTaskMember {min}",
+                    x + y + z
+                );
             }
         }
     }
@@ -180,7 +184,8 @@ fn node_affinity_ok(pod: &PodSpec, node: &NodeSpec) -> bool {
             !(t.match_expressions.is_empty() && t.match_fields.is_empty())
                 && t.match_expressions.iter().all(|r| matches(r, &node.labels))
                 && t.match_fields.iter().all(|r| {
-                    r.key == "metadata.name" && matches(&Requirement { key: String::new(), ..r.clone() }, &[(String::new(), node.name.clone())].into())
+                    r.key == "metadata.name"
+                        && matches(&Requirement { key: String::new(), ..r.clone() }, &[(String::new(), node.name.clone())].into())
                 })
         }),
     };

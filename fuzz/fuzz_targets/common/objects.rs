@@ -74,7 +74,11 @@ fn node(i: usize, n: &NodeIn) -> NodeSpec {
         .taints
         .iter()
         .take(3)
-        .map(|t| Taint { key: pick(TAINT_KEYS, t.key).into(), value: pick(TAINT_VALUES, t.value).into(), effect: effect(t.effect) })
+        .map(|t| Taint {
+            key: pick(TAINT_KEYS, t.key).into(),
+            value: pick(TAINT_VALUES, t.value).into(),
+            effect: effect(t.effect),
+        })
         .collect();
     NodeSpec {
         name,
@@ -171,7 +175,10 @@ fn weighted(v: &[PodTermIn]) -> Vec<WeightedPodAffinityTerm> {
 }
 
 fn node_term(reqs: &[ReqIn]) -> NodeSelectorTerm {
-    NodeSelectorTerm { match_expressions: reqs.iter().take(3).map(|r| requirement(r, NODE_KEYS)).collect(), match_fields: Vec::new() }
+    NodeSelectorTerm {
+        match_expressions: reqs.iter().take(3).map(|r| requirement(r, NODE_KEYS)).collect(),
+        match_fields: Vec::new(),
+    }
 }
 
 fn affinity(a: &AffinityIn) -> Affinity {
@@ -274,7 +281,12 @@ fn pod(i: usize, p: &PodIn, groups: &[PodGroupSpec], nodes: usize) -> PodSpec {
         nonzero_memory_bytes: if memory == 0 { 200 << 20 } else { memory },
         resreq,
         init_resreq,
-        node_selector: p.selector.iter().take(2).map(|&(k, v)| (pick(LABEL_KEYS, k).into(), pick(LABEL_VALUES, v).into())).collect(),
+        node_selector: p
+            .selector
+            .iter()
+            .take(2)
+            .map(|&(k, v)| (pick(LABEL_KEYS, k).into(), pick(LABEL_VALUES, v).into()))
+            .collect(),
         affinity: p.affinity.as_deref().map(affinity).unwrap_or_default(),
         tolerations,
         host_ports: p
