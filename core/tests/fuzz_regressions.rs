@@ -3,7 +3,7 @@
 //! not only the absence of a panic, because CI runs tests in the release profile where integer
 //! overflow wraps silently instead of panicking.
 
-use basalt_core::model::{NodeSpec, PodGroupPhase, PodGroupSpec, PodPhase, PodSpec, QueueSpec};
+use basalt_core::model::{HostPort, NodeSpec, PodGroupPhase, PodGroupSpec, PodPhase, PodSpec, QueueSpec};
 use basalt_core::resource::ResourceList;
 use basalt_core::{run_cycle, Cluster, CycleOptions, Decisions, Delta, SchedulerConf};
 
@@ -237,4 +237,59 @@ fn regression_discard_after_saturated_nonzero_request() {
     assert!(ssn.allocate(&mut st, TaskIdx(0), NodeIdx(0)), "p-0 fits: it asks no memory");
     ssn.discard(st);
     assert_eq!(ssn.state.nodes.nonzero_mem.to_vec(), before, "discard restores the requested memory used for scoring");
+}
+
+/// `pod` with one host port `ip:port` (TCP).
+fn with_port(p: Delta, ip: &str, port: i32) -> Delta {
+    let Delta::Pod(mut p) = p else { unreachable!() };
+    p.host_ports = vec![HostPort { host_ip: ip.into(), protocol: "TCP".into(), port }];
+    Delta::Pod(p)
+}
+
+/// Not an invariant failure (the invariants reject impossible binds, not missed ones) but a
+/// difference the `session_predicates_nodeorder_binpack` model showed: `cluster/compile.rs`
+/// read host IP `::` as "every address", like `0.0.0.0`. kube-scheduler's NodePorts
+/// (`HostPortInfo`) treats only an empty host IP and `0.0.0.0` as the wildcard; `::` is one
+/// specific address, so a pod on `[::]:8080` and one on `10.0.0.1:8080` (same protocol) share a
+/// node there, and Basalt refused the second. `0.0.0.0` still conflicts with both.
+#[test]
+fn host_ip_ipv6_unspecified_is_one_address() {
+    let alloc = &[("cpu", 4000), ("memory", 8 << 30), ("pods", 110)];
+    let req = &[("cpu", 100), ("memory", 1 << 20), ("pods", 1)];
+    // Both pending: both fit the one node.
+    let (c, d) = cycle(vec![
+        queue("q"),
+        node("n1", alloc),
+        group("pg-a", 1),
+        group("pg-b", 1),
+        with_port(pod("a", "pg-a", req), "::", 8080),
+        with_port(pod("b", "pg-b", req), "10.0.0.1", 8080),
+    ]);
+    assert_eq!(bound_node(&c, &d, "a").as_deref(), Some("n1"), "{d:?}");
+    assert_eq!(bound_node(&c, &d, "b").as_deref(), Some("n1"), "`::` and 10.0.0.1 do not conflict: {d:?}");
+    // One already running on the node, the other pending.
+    for (held, asks, fits) in [
+        ("::", "10.0.0.1", true),
+        ("10.0.0.1", "::", true),
+        ("::", "::", false),
+        ("::", "0.0.0.0", false),
+        ("10.0.0.1", "0.0.0.0", false),
+        ("0.0.0.0", "::", false),
+        ("0.0.0.0", "10.0.0.1", false),
+        ("", "::", false),
+    ] {
+        let (c, d) = cycle(vec![
+            queue("q"),
+            node("n1", alloc),
+            with_port(running("held", "n1", req), held, 8080),
+            group("pg", 1),
+            with_port(pod("p", "pg", req), asks, 8080),
+        ]);
+        let got = bound_node(&c, &d, "p");
+        assert_eq!(got.is_some(), fits, "held {held:?}:8080, asks {asks:?}:8080: {d:?}");
+        if !fits {
+            let id = c.pod_id("ns", "p").expect("pod");
+            assert!(d.unschedulable.iter().any(|u| u.pod == id), "held {held:?}, asks {asks:?}: reported unschedulable: {d:?}");
+        }
+    }
 }

@@ -268,7 +268,7 @@ pub struct CPod {
     pub anti_preferred: Box<[CPodTerm]>,
     /// Tolerations.
     pub tolerations: Box<[CToleration]>,
-    /// Host ports: (ip, protocol, port); ip EMPTY = all addresses.
+    /// Host ports: (ip, protocol, port); ip EMPTY = all addresses (`""` or `0.0.0.0`, not `::`).
     pub host_ports: Box<[(Sym, Sym, i32)]>,
     /// Topology spread constraints.
     pub spread: Box<[CSpread]>,
@@ -293,7 +293,9 @@ pub fn pod(i: &mut Interner, p: &PodSpec) -> CPod {
     let weighted = |i: &mut Interner, v: &[WeightedPodAffinityTerm]| -> Box<[CPodTerm]> {
         v.iter().map(|t| CPodTerm::new(i, &t.term, ns, t.weight)).collect()
     };
-    let host_ip_all = |ip: &str| ip.is_empty() || ip == "0.0.0.0" || ip == "::";
+    // kube NodePorts (`HostPortInfo`): only an empty host IP and `0.0.0.0` mean every address;
+    // `::` is one address like any other.
+    let host_ip_all = |ip: &str| ip.is_empty() || ip == "0.0.0.0";
     CPod {
         namespace: ns,
         name: i.intern(&p.name),
