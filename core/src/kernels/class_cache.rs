@@ -1,9 +1,10 @@
 //! Incremental node choice for task classes. Tasks with the same requests and the same static
 //! constraints (node selector, node affinity, tolerations) get the same predicate result and
 //! score on a node, so a class keeps them per node and re-evaluates only the nodes whose
-//! accounting changed since it was last used (the session's node change log). Two max-trees give
-//! the best node among nodes that fit idle resources, else among all feasible ones, with
-//! Volcano's random choice among ties drawn from the session's seeded source.
+//! accounting changed since it was last used (the session's node change log). One max-tree keyed
+//! by (fits idle, score) gives the best node among nodes that fit idle resources, else — when
+//! none does — among all feasible ones, with Volcano's random choice among ties drawn from the
+//! session's seeded source.
 //!
 //! The result is exactly the plain scan's (`actions::nodes`), which the tests check: the same
 //! predicate and score functions run, only fewer times. A task takes the plain path whenever
@@ -45,10 +46,9 @@ struct Class {
     pos: usize,
     last_used: u64,
     eligible: bool,
-    reason: Vec<Option<Reason>>,
-    score: Vec<f64>,
-    idle: MaxTree,
-    feasible: MaxTree,
+    /// Set once a score is NaN: the plain scan's float comparisons then cannot be mirrored.
+    poisoned: bool,
+    tree: MaxTree,
     /// Each BatchNodeOrder plugin's (constant) score for this class.
     batch: Vec<f64>,
 }
@@ -130,21 +130,30 @@ fn leaf<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx
     (r, score)
 }
 
+/// The tree key of a feasible node: tier (2 = fits idle, 1 = fits only FutureIdle) above the
+/// score's bits mapped so that integer order is float order (−0.0 is taken as 0.0, which float
+/// comparison equals). Key 0 is an infeasible node. Within the top tier, equal keys are exactly
+/// the scores the plain scan's `==` calls ties.
+fn key(idle: bool, score: f64) -> u128 {
+    let bits = if score == 0.0 { 0.0f64.to_bits() } else { score.to_bits() };
+    let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+    (if idle { 2u128 } else { 1 }) << 64 | ordered as u128
+}
+
 impl Class {
     fn set_leaf(&mut self, s: &State<'_>, t: TaskIdx, n: usize, r: Option<Reason>, score: f64, raw: bool) {
-        self.reason[n] = r;
-        self.score[n] = score;
-        let (idle, feas) = match r {
-            Some(_) => (f64::NEG_INFINITY, f64::NEG_INFINITY),
-            None if s.fits_idle(s.tasks.init_req(t, s.dims), NodeIdx(n as u32)) => (score, score),
-            None => (f64::NEG_INFINITY, score),
+        let k = match r {
+            Some(_) => 0,
+            None if score.is_nan() => {
+                self.poisoned = true;
+                0
+            }
+            None => key(s.fits_idle(s.tasks.init_req(t, s.dims), NodeIdx(n as u32)), score),
         };
         if raw {
-            self.idle.set_raw(n, idle);
-            self.feasible.set_raw(n, feas);
+            self.tree.set_raw(n, k);
         } else {
-            self.idle.set(n, idle);
-            self.feasible.set(n, feas);
+            self.tree.set(n, k);
         }
     }
 
@@ -153,10 +162,8 @@ impl Class {
         let nn = s.nodes.len;
         p.batch_parts(s, ctx, t, NodeIdx(0), &mut self.batch);
         let batch = &self.batch;
-        self.reason.resize(nn, None);
-        self.score.resize(nn, 0.0);
-        self.idle.reset(nn);
-        self.feasible.reset(nn);
+        self.tree.reset(nn);
+        self.poisoned = false;
         let mut leaves: Vec<(Option<Reason>, f64)> = vec![(None, 0.0); nn];
         if nn >= PARALLEL_NODE_THRESHOLD {
             leaves.par_iter_mut().enumerate().for_each(|(n, l)| *l = leaf(s, p, ctx, t, NodeIdx(n as u32), batch));
@@ -168,8 +175,7 @@ impl Class {
         for (n, (r, sc)) in leaves.into_iter().enumerate() {
             self.set_leaf(s, t, n, r, sc, true);
         }
-        self.idle.rebuild();
-        self.feasible.rebuild();
+        self.tree.rebuild();
         self.pos = s.node_changes.len();
     }
 }
@@ -205,12 +211,14 @@ impl ClassCache {
             class.set_leaf(&ssn.state, t, n as usize, r, sc, batch);
         }
         if batch {
-            class.idle.rebuild();
-            class.feasible.rebuild();
+            class.tree.rebuild();
         }
         self.touched.clear();
         class.pos = ssn.state.node_changes.len();
-        let tree = if class.idle.top().1 > 0 { &class.idle } else { &class.feasible };
+        if class.poisoned {
+            return Pick::Ineligible;
+        }
+        let tree = &class.tree;
         let (_, ties) = tree.top();
         if ties == 0 {
             return Pick::NoneFeasible;
@@ -240,10 +248,8 @@ impl ClassCache {
                 pos: 0,
                 last_used: self.clock,
                 eligible,
-                reason: Vec::new(),
-                score: Vec::new(),
-                idle: MaxTree::default(),
-                feasible: MaxTree::default(),
+                poisoned: false,
+                tree: MaxTree::default(),
                 batch: Vec::new(),
             });
             self.classes.len() - 1

@@ -88,19 +88,27 @@ fn nonzero(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> (i64, i64, i64, i64) {
     )
 }
 
-// kube-scheduler's integer formulas, computed in i128 so exabyte-sized nodes cannot overflow.
+// kube-scheduler's integer formulas. The product is formed in i64 when it fits (always for
+// amounts up to `limits::MAX_QUANTITY`, since it is at most cap × 100 < 2^55) and in i128
+// otherwise, so exabyte-sized nodes cannot overflow; both give the same quotient.
 fn least(req: i64, cap: i64) -> i64 {
     if cap <= 0 || req > cap {
         return 0;
     }
-    ((cap as i128 - req as i128) * MAX_NODE_SCORE as i128 / cap as i128) as i64
+    match cap.checked_sub(req).and_then(|d| d.checked_mul(MAX_NODE_SCORE)) {
+        Some(x) => x / cap,
+        None => ((cap as i128 - req as i128) * MAX_NODE_SCORE as i128 / cap as i128) as i64,
+    }
 }
 
 fn most(req: i64, cap: i64) -> i64 {
     if cap <= 0 {
         return 0;
     }
-    (req.min(cap) as i128 * MAX_NODE_SCORE as i128 / cap as i128) as i64
+    match req.min(cap).checked_mul(MAX_NODE_SCORE) {
+        Some(x) => x / cap,
+        None => (req.min(cap) as i128 * MAX_NODE_SCORE as i128 / cap as i128) as i64,
+    }
 }
 
 /// kube BalancedAllocation over cpu, memory and (when requested) `gpu_dim`: (1 − std of the

@@ -24,7 +24,10 @@ pub struct Slot<'a> {
 /// Plugins of a session, by tier.
 pub struct Plugins<'a> {
     /// Tiers in order.
-    pub tiers: Vec<Vec<Slot<'a>>>,
+    tiers: Vec<Vec<Slot<'a>>>,
+    /// Per [`Fn`] (by bit position): (tier, slot) of the plugins with it active, in tier order,
+    /// so the per-node calls do not filter every slot.
+    by_fn: Vec<Vec<(u16, u16)>>,
 }
 
 fn active_mask(p: &dyn Plugin<'_>, flags: &EnableFlags) -> u32 {
@@ -76,12 +79,27 @@ impl<'a> Plugins<'a> {
                     })
                     .collect()
             })
-            .collect();
-        Plugins { tiers }
+            .collect::<Vec<Vec<Slot<'a>>>>();
+        let mut by_fn = vec![Vec::new(); 32];
+        for (ti, tier) in tiers.iter().enumerate() {
+            for (si, slot) in tier.iter().enumerate() {
+                for (b, list) in by_fn.iter_mut().enumerate() {
+                    if slot.active & (1 << b) != 0 {
+                        list.push((ti as u16, si as u16));
+                    }
+                }
+            }
+        }
+        Plugins { tiers, by_fn }
+    }
+
+    /// The tiers in order.
+    pub fn tiers(&self) -> &[Vec<Slot<'a>>] {
+        &self.tiers
     }
 
     fn each(&self, f: Fn) -> impl Iterator<Item = &dyn Plugin<'a>> + '_ {
-        self.tiers.iter().flatten().filter(move |s| s.active & f.bit() != 0).map(|s| s.plugin.as_ref())
+        self.by_fn[f.bit().trailing_zeros() as usize].iter().map(|&(t, i)| self.tiers[t as usize][i as usize].plugin.as_ref())
     }
 
     /// Whether any plugin has `f` active.
