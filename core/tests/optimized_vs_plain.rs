@@ -68,3 +68,75 @@ fn optimised_and_plain_allocate_agree_with_binpack_and_mostrequested() {
         compare(v, 280, pods, &conf, 3);
     }
 }
+
+#[test]
+fn optimised_and_plain_allocate_agree_with_required_anti_affinity() {
+    let conf = SchedulerConf::default();
+    compare(Variant::AntiAffinity, 150, 1500, &conf, 9);
+    // Scarce: 12 pods per job-free node slot run out, the later gangs cannot place.
+    compare(Variant::AntiAffinity, 40, 800, &conf, 9);
+}
+
+/// Inter-pod terms of every kind the index treats differently: matchLabels (indexed),
+/// `In` with two values and `Exists` (scanned), an empty selector (matches every pod),
+/// namespaces from a selector, preferred and required, affinity and anti-affinity.
+#[test]
+fn optimised_and_plain_allocate_agree_with_mixed_inter_pod_terms() {
+    use basalt_core::model::{LabelSelector, PodAffinityTerm, Requirement, SelectorOp, WeightedPodAffinityTerm};
+    use basalt_core::Delta;
+    let spec = WorkloadSpec { nodes: 120, pods: 1200, gang: 10, queues: 2, variant: Variant::Identical, seed: 4 };
+    let mut c = Cluster::new();
+    for d in generate(&spec) {
+        let d = match d {
+            Delta::Pod(mut p) => {
+                let job: usize = p.name[4..10].parse().expect("job-NNNNNN-i");
+                let own = LabelSelector { match_labels: p.labels.clone(), ..Default::default() };
+                let term = |sel: LabelSelector, key: &str| PodAffinityTerm {
+                    label_selector: Some(sel),
+                    topology_key: key.into(),
+                    ..Default::default()
+                };
+                let two = LabelSelector {
+                    match_expressions: vec![Requirement {
+                        key: "job".into(),
+                        op: SelectorOp::In,
+                        values: vec![format!("job-{:06}", job.saturating_sub(1)), format!("job-{:06}", job.saturating_sub(2))],
+                    }],
+                    ..Default::default()
+                };
+                let exists = LabelSelector {
+                    match_expressions: vec![Requirement { key: "job".into(), op: SelectorOp::Exists, values: vec![] }],
+                    ..Default::default()
+                };
+                match job % 5 {
+                    0 => p
+                        .affinity
+                        .pod_preferred
+                        .push(WeightedPodAffinityTerm { weight: 10, term: term(own, "kubernetes.io/hostname") }),
+                    1 => p.affinity.anti_preferred.push(WeightedPodAffinityTerm { weight: 7, term: term(two, "group") }),
+                    2 => {
+                        let mut t = term(exists, "group");
+                        t.namespace_selector = Some(LabelSelector::default());
+                        p.affinity.anti_preferred.push(WeightedPodAffinityTerm { weight: 3, term: t });
+                    }
+                    3 => p.affinity.pod_required.push(term(own, "group")),
+                    _ => p.affinity.pod_preferred.push(WeightedPodAffinityTerm {
+                        weight: 5,
+                        term: term(LabelSelector::default(), "kubernetes.io/hostname"),
+                    }),
+                }
+                Delta::Pod(p)
+            }
+            d => d,
+        };
+        c.apply(d).expect("objects are valid");
+    }
+    let mut fast = SchedulerConf::default();
+    fast.options.class_cache = true;
+    let mut plain = fast.clone();
+    plain.options.class_cache = false;
+    let opts = CycleOptions { seed: 4, cycle: 1 };
+    let (a, b) = (run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
+    assert!(a.binds.len() > 100, "only {} binds", a.binds.len());
+    assert_eq!(a, b, "mixed inter-pod terms: indexed and plain differ");
+}

@@ -100,8 +100,10 @@ pub struct SchedulerOptions {
     pub minimum_percentage_nodes_to_find: i32,
     /// `--default-queue` (`default`): the queue of a PodGroup whose `spec.queue` is empty.
     pub default_queue: String,
-    /// Basalt's incremental node choice for task classes ([`crate::kernels::class_cache`]);
-    /// decisions are the same either way. On by default.
+    /// Basalt's optimised paths: incremental node choice for task classes
+    /// ([`crate::kernels::class_cache`]) and the inter-pod affinity index
+    /// ([`crate::session::affinity_index`]). Off gives the plain reference scans; decisions are
+    /// the same either way. On by default.
     pub class_cache: bool,
 }
 

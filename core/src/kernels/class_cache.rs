@@ -7,11 +7,14 @@
 //! session's seeded source.
 //!
 //! The result is exactly the plain scan's (`actions::nodes`), which the tests check: the same
-//! predicate and score functions run, only fewer times. A task takes the plain path whenever
-//! that identity could break: inter-pod affinity anywhere in the session, host ports, topology
-//! spread, node sampling, a non-empty role with the predicate error cache on (Volcano's
-//! per-role cache), or PreferNoSchedule taints the class does not tolerate (their score is
-//! normalised across the candidate nodes).
+//! predicate and score functions run, only fewer times. Leaves are computed without inter-pod
+//! state; a task whose only inter-pod constraints are required anti-affinity (its own terms or
+//! existing pods' terms that match it) masks the nodes those forbid for its pick, when they are
+//! few (at most 1/8 of the nodes). A task takes the plain path whenever that identity could
+//! break: required pod affinity, preferred inter-pod scoring, host ports, topology spread, node
+//! sampling, a non-empty role with the predicate error cache on (Volcano's per-role cache), or
+//! PreferNoSchedule taints the class does not tolerate (their score is normalised across the
+//! candidate nodes).
 
 use super::maxtree::MaxTree;
 use crate::actions::nodes::check;
@@ -61,6 +64,10 @@ pub struct ClassCache {
     clock: u64,
     seen: Vec<bool>,
     touched: Vec<u32>,
+    /// Nodes masked for the current pick with their keys, restored in reverse order.
+    masked: Vec<(u32, u128)>,
+    /// A context without inter-pod state: leaves never depend on one task's terms.
+    plain_ctx: PodCtx,
     /// Class hashes met once: a class is built on its second task, so one-off tasks (all pods
     /// distinct) keep the plain scan and pay nothing extra.
     met_once: hashbrown::HashSet<u64>,
@@ -98,10 +105,34 @@ fn task_eligible(s: &State<'_>, t: TaskIdx, ctx: &PodCtx, role_cache: bool) -> b
     let nn = s.nodes.len;
     nn > 0
         && s.options().nodes_to_find(nn) >= nn
-        && !ctx.interpod
+        && !(ctx.interpod && (ctx.pref_active || !c.pod_required.is_empty() || s.affinity_index.is_none()))
         && c.spread.is_empty()
         && c.host_ports.is_empty()
         && !(role_cache && c.role != Sym::EMPTY)
+}
+
+/// Into `out` (as `(node, 0)`): the nodes the task's required anti-affinity and existing pods'
+/// anti-affinity forbid (kube InterPodAffinity Filter, the anti-affinity parts). False when
+/// they are too many to mask cheaply (more than 1/8 of the nodes).
+fn forbidden_nodes(s: &State<'_>, t: TaskIdx, ctx: &PodCtx, out: &mut Vec<(u32, u128)>) -> bool {
+    out.clear();
+    let Some(ix) = s.affinity_index.as_ref() else { return false };
+    let limit = s.nodes.len / 8;
+    let pod = &s.tasks.rec[t.ix()].c;
+    let pairs = pod
+        .anti_required
+        .iter()
+        .zip(&ctx.anti_values)
+        .flat_map(|(term, vals)| vals.iter().map(move |&v| (term.topology_key, v)))
+        .chain(ctx.existing_anti.iter().copied());
+    for (k, v) in pairs {
+        out.extend(ix.nodes_with(k, v).map(|n| (n.0, 0)));
+        if out.len() > limit {
+            out.clear();
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether a PreferNoSchedule taint the class does not tolerate exists (its score would vary).
@@ -187,7 +218,10 @@ impl ClassCache {
             return Pick::Ineligible;
         }
         self.clock += 1;
-        let Some(ci) = self.class_of(ssn, t, ctx) else { return Pick::Ineligible };
+        if ctx.interpod && !forbidden_nodes(&ssn.state, t, ctx, &mut self.masked) {
+            return Pick::Ineligible;
+        }
+        let Some(ci) = self.class_of(ssn, t) else { return Pick::Ineligible };
         let class = &mut self.classes[ci];
         class.last_used = self.clock;
         if !class.eligible {
@@ -207,7 +241,7 @@ impl ClassCache {
         let batch = self.touched.len() * 8 > s.nodes.len;
         for &n in &self.touched {
             self.seen[n as usize] = false;
-            let (r, sc) = leaf(&ssn.state, &ssn.plugins, ctx, t, NodeIdx(n), &class.batch);
+            let (r, sc) = leaf(&ssn.state, &ssn.plugins, &self.plain_ctx, t, NodeIdx(n), &class.batch);
             class.set_leaf(&ssn.state, t, n as usize, r, sc, batch);
         }
         if batch {
@@ -216,18 +250,29 @@ impl ClassCache {
         self.touched.clear();
         class.pos = ssn.state.node_changes.len();
         if class.poisoned {
+            self.masked.clear();
             return Pick::Ineligible;
+        }
+        for m in self.masked.iter_mut() {
+            m.1 = class.tree.get(m.0 as usize);
+            class.tree.set(m.0 as usize, 0);
         }
         let tree = &class.tree;
         let (_, ties) = tree.top();
-        if ties == 0 {
-            return Pick::NoneFeasible;
+        let pick = if ties == 0 {
+            Pick::NoneFeasible
+        } else {
+            let k = if ties > 1 { ssn.state.rng.below(ties as usize) as u32 } else { 0 };
+            Pick::Node(NodeIdx(tree.kth_max(k) as u32))
+        };
+        for &(n, key) in self.masked.iter().rev() {
+            class.tree.set(n as usize, key);
         }
-        let k = if ties > 1 { ssn.state.rng.below(ties as usize) as u32 } else { 0 };
-        Pick::Node(NodeIdx(tree.kth_max(k) as u32))
+        self.masked.clear();
+        pick
     }
 
-    fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx, ctx: &PodCtx) -> Option<usize> {
+    fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx) -> Option<usize> {
         let s = &ssn.state;
         let h = class_hash(s, t);
         if let Some(list) = self.index.get(&h) {
@@ -267,7 +312,7 @@ impl ClassCache {
         };
         self.index.entry(h).or_default().push(slot);
         if eligible {
-            self.classes[slot].full(ssn, ctx, t);
+            self.classes[slot].full(ssn, &self.plain_ctx, t);
         }
         Some(slot)
     }

@@ -79,6 +79,12 @@ impl MaxTree {
         leaves.count[i] = u32::from(v != 0);
     }
 
+    /// The key of leaf `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> u128 {
+        self.levels[0].max[i]
+    }
+
     /// Recomputes every inner entry.
     pub fn rebuild(&mut self) {
         for l in 1..self.levels.len() {

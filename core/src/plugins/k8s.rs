@@ -93,20 +93,61 @@ pub struct PodCtx {
     pub spread_soft: Vec<SpreadState>,
 }
 
-fn term_values(s: &State<'_>, term: &CPodTerm, out: &mut HashSet<Sym>, t: TaskIdx) {
+/// Existing pods (other than `t`) that `term` matches, through the session's label index when
+/// the term has an equality requirement, else by scanning every task.
+fn for_matching(s: &State<'_>, term: &CPodTerm, t: TaskIdx, mut f: impl FnMut(TaskIdx)) {
     let names = &s.cluster.names;
-    for o in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
+    let mut visit = |o: TaskIdx| {
         if o == t || !existing(s, o) {
-            continue;
+            return;
         }
         let oc = &s.tasks.rec[o.ix()].c;
         if term.matches_pod(oc.namespace, &oc.labels, names) {
-            let n = s.tasks.node[o.ix()] as usize;
-            if let Some(v) = label(&s.nodes.rec[n].labels, term.topology_key) {
-                out.insert(v);
-            }
+            f(o);
         }
+    };
+    match s.affinity_index.as_ref().and_then(|ix| ix.term_candidates(term)) {
+        Some(cands) => cands.for_each(&mut visit),
+        None => (0..s.tasks.len).map(|i| TaskIdx(i as u32)).for_each(&mut visit),
     }
+}
+
+fn term_values(s: &State<'_>, term: &CPodTerm, out: &mut HashSet<Sym>, t: TaskIdx) {
+    for_matching(s, term, t, |o| {
+        let n = s.tasks.node[o.ix()] as usize;
+        if let Some(v) = label(&s.nodes.rec[n].labels, term.topology_key) {
+            out.insert(v);
+        }
+    });
+}
+
+/// Whether some pod other than `t` with inter-pod terms exists on a node.
+fn others_with_terms(s: &State<'_>, t: TaskIdx) -> bool {
+    let ix = s.affinity_index.as_ref();
+    if ix.and_then(|ix| ix.hint()).is_some_and(|o| o != t && existing(s, o)) {
+        return true;
+    }
+    match s.affinity_tasks().iter().copied().find(|&o| o != t && existing(s, o)) {
+        Some(o) => {
+            if let Some(ix) = ix {
+                ix.set_hint(o);
+            }
+            true
+        }
+        None => false,
+    }
+}
+
+/// Existing pods with inter-pod terms of which some term may match `pod` (all of them when the
+/// session has no index).
+fn term_holders(s: &State<'_>, pod: &CPod, t: TaskIdx) -> Vec<TaskIdx> {
+    let mut v = Vec::new();
+    match s.affinity_index.as_ref() {
+        Some(ix) => ix.terms_matching(&pod.labels, &mut v),
+        None => v.extend_from_slice(s.affinity_tasks()),
+    }
+    v.retain(|&o| o != t && existing(s, o));
+    v
 }
 
 impl PodCtx {
@@ -116,8 +157,7 @@ impl PodCtx {
         let pod = &s.tasks.rec[t.ix()].c;
         let names = &s.cluster.names;
         let mut ctx = PodCtx::default();
-        let others_with_terms = s.affinity_tasks().iter().any(|&o| o != t && existing(s, o));
-        if pod.has_pod_affinity() || others_with_terms {
+        if pod.has_pod_affinity() || others_with_terms(s, t) {
             ctx.interpod = true;
             for term in pod.pod_required.iter() {
                 let mut set = HashSet::new();
@@ -131,10 +171,8 @@ impl PodCtx {
                 term_values(s, term, &mut set, t);
                 ctx.anti_values.push(set);
             }
-            for &o in s.affinity_tasks() {
-                if o == t || !existing(s, o) {
-                    continue;
-                }
+            let holders = term_holders(s, pod, t);
+            for &o in &holders {
                 let oc = &s.tasks.rec[o.ix()].c;
                 let onode = s.nodes.rec[s.tasks.node[o.ix()] as usize];
                 for term in oc.anti_required.iter() {
@@ -146,7 +184,7 @@ impl PodCtx {
                 }
             }
             if with_scores {
-                ctx.pref_scores(s, t);
+                ctx.pref_scores(s, t, &holders);
             }
         }
         for (i, c) in pod.spread.iter().enumerate() {
@@ -184,49 +222,42 @@ impl PodCtx {
         ctx
     }
 
-    fn pref_scores(&mut self, s: &State<'_>, t: TaskIdx) {
+    /// kube InterPodAffinity PreScore: per (topology key, value), the pod's preferred terms
+    /// over existing pods, plus existing pods' (`holders`) required affinity (hard weight),
+    /// preferred affinity and preferred anti-affinity terms that match the pod.
+    fn pref_scores(&mut self, s: &State<'_>, t: TaskIdx, holders: &[TaskIdx]) {
         let pod = &s.tasks.rec[t.ix()].c;
         let names = &s.cluster.names;
         let hard_weight = 1i64; // kube's default hardPodAffinityWeight
         let has_pref = !pod.pod_preferred.is_empty() || !pod.anti_preferred.is_empty();
-        let mut add = |key: Sym, labels: &[(Sym, Sym)], w: i64| {
+        let scores = &mut self.pref_scores;
+        let mut add = |key: Sym, o: TaskIdx, w: i64| {
+            let labels = &s.nodes.rec[s.tasks.node[o.ix()] as usize].labels;
             if let Some(v) = label(labels, key) {
-                *self.pref_scores.entry((key, v)).or_insert(0) += w;
+                *scores.entry((key, v)).or_insert(0) += w;
             }
         };
-        for o in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
-            if o == t || !existing(s, o) {
-                continue;
-            }
+        for term in pod.pod_preferred.iter() {
+            for_matching(s, term, t, |o| add(term.topology_key, o, term.weight as i64));
+        }
+        for term in pod.anti_preferred.iter() {
+            for_matching(s, term, t, |o| add(term.topology_key, o, -(term.weight as i64)));
+        }
+        for &o in holders {
             let oc = &s.tasks.rec[o.ix()].c;
-            let nl = &s.nodes.rec[s.tasks.node[o.ix()] as usize].labels;
-            if has_pref {
-                for term in pod.pod_preferred.iter() {
-                    if term.matches_pod(oc.namespace, &oc.labels, names) {
-                        add(term.topology_key, nl, term.weight as i64);
-                    }
-                }
-                for term in pod.anti_preferred.iter() {
-                    if term.matches_pod(oc.namespace, &oc.labels, names) {
-                        add(term.topology_key, nl, -(term.weight as i64));
-                    }
+            for term in oc.pod_required.iter() {
+                if term.matches_pod(pod.namespace, &pod.labels, names) {
+                    add(term.topology_key, o, hard_weight);
                 }
             }
-            if oc.has_pod_affinity() {
-                for term in oc.pod_required.iter() {
-                    if term.matches_pod(pod.namespace, &pod.labels, names) {
-                        add(term.topology_key, nl, hard_weight);
-                    }
+            for term in oc.pod_preferred.iter() {
+                if term.matches_pod(pod.namespace, &pod.labels, names) {
+                    add(term.topology_key, o, term.weight as i64);
                 }
-                for term in oc.pod_preferred.iter() {
-                    if term.matches_pod(pod.namespace, &pod.labels, names) {
-                        add(term.topology_key, nl, term.weight as i64);
-                    }
-                }
-                for term in oc.anti_preferred.iter() {
-                    if term.matches_pod(pod.namespace, &pod.labels, names) {
-                        add(term.topology_key, nl, -(term.weight as i64));
-                    }
+            }
+            for term in oc.anti_preferred.iter() {
+                if term.matches_pod(pod.namespace, &pod.labels, names) {
+                    add(term.topology_key, o, -(term.weight as i64));
                 }
             }
         }

@@ -105,9 +105,14 @@ pub(super) fn build<'a>(
         evictions: Vec::new(),
         events: Vec::new(),
         affinity_tasks: arena.alloc_slice_copy(&l.affinity_tasks),
+        affinity_index: None,
         report_order: arena.alloc_slice_copy(&l.report_order),
         node_changes: Vec::new(),
     };
+    if !l.affinity_tasks.is_empty() && conf.options.class_cache {
+        state.affinity_index =
+            Some(super::affinity_index::AffinityIndex::build(arena, &state.nodes, &state.tasks, &l.affinity_tasks));
+    }
     // Put every non-terminated task with a node on it (Volcano cache `addTask`).
     for (i, &n) in l.task_node.iter().enumerate() {
         if n != NONE {

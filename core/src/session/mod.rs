@@ -5,6 +5,7 @@
 //!
 //! It refuses I/O and locks; everything it allocates while scheduling comes from the arena.
 
+pub mod affinity_index;
 mod build;
 mod close;
 pub mod layout;
@@ -64,6 +65,9 @@ pub struct State<'a> {
     pub events: Vec<crate::decision::Event>,
     /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
     pub affinity_tasks: &'a [TaskIdx],
+    /// Label and term indexes for inter-pod affinity (present when `affinity_tasks` is not
+    /// empty).
+    pub affinity_index: Option<affinity_index::AffinityIndex<'a>>,
     /// Resource dimensions in the order Volcano reports an insufficient one.
     pub report_order: &'a [usize],
     /// Every node whose accounting changed, in order (readers keep a position in it).
