@@ -32,7 +32,7 @@ fn equality(sel: &CSelector) -> Option<(Sym, Sym)> {
     sel.reqs.iter().find(|r| r.op == SelectorOp::In && r.values.len() == 1).map(|r| (r.key, r.values[0]))
 }
 
-fn range<'x>(v: &'x [(Sym, Sym, u32)], key: Sym, value: Sym) -> &'x [(Sym, Sym, u32)] {
+fn range(v: &[(Sym, Sym, u32)], key: Sym, value: Sym) -> &[(Sym, Sym, u32)] {
     let lo = v.partition_point(|&(k, x, _)| (k, x) < (key, value));
     let hi = v.partition_point(|&(k, x, _)| (k, x) <= (key, value));
     &v[lo..hi]
