@@ -1,21 +1,31 @@
 //! `basalt bench`: time one session open and one full cycle of a seeded synthetic workload
 //! (`basalt_core::workload`), so the speed numbers can be reproduced without criterion.
+//!
+//! `--sweep 1000,5000,10000` repeats the run at each node count, each in a child process of the
+//! same binary (`basalt bench --nodes N ... --output json`): every size gets a fresh cluster and
+//! its own honest peak RSS. The reports can be drawn with `--plot FILE.svg` (cycle time and
+//! session open against cluster size, log-log, with power-law fits; see [`super::bench_plot`]),
+//! and a saved JSON array can be drawn again with `--from-json FILE` without measuring.
 
+use super::bench_plot;
 use basalt_core::conf::SchedulerConf;
 use basalt_core::scheduler::run_cycle_in;
 use basalt_core::session::Session;
 use basalt_core::workload::{generate, Variant, WorkloadSpec};
 use basalt_core::{Cluster, CycleOptions};
 use clap::{Args, ValueEnum};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// How `bench` prints its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BenchOutput {
-    /// One JSON object.
+    /// One JSON object (a JSON array of them for --sweep and --from-json).
     Json,
-    /// A readable line.
+    /// A readable line per run.
     Text,
 }
 
@@ -23,36 +33,55 @@ pub enum BenchOutput {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Nodes (32 cores, 128 GiB, 110 pods each).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, conflicts_with_all = ["sweep", "from_json"])]
     pub nodes: usize,
-    /// Pending pods (default: 10 per node).
-    #[arg(long)]
+    /// Pending pods (default: --pods-per-node per node).
+    #[arg(long, conflicts_with_all = ["sweep", "from_json"])]
     pub pods: Option<usize>,
+    /// Pending pods per node when --pods is not given (also every size of --sweep).
+    #[arg(long, value_name = "K", default_value_t = 10, conflicts_with = "from_json")]
+    pub pods_per_node: usize,
     /// Pods per gang job.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, conflicts_with = "from_json")]
     pub gang: usize,
     /// Queues.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, conflicts_with = "from_json")]
     pub queues: usize,
-    /// Workload shape: identical, distinct, selectors, taints, anti-affinity.
-    #[arg(long, default_value = "identical")]
+    /// Workload shape: identical, distinct, selectors, taints, anti-affinity. With --sweep a
+    /// comma list runs every size for each shape (one plotted series each).
+    #[arg(long, default_value = "identical", conflicts_with = "from_json")]
     pub variant: String,
     /// Worker threads for the parallel node scans (default: all cores).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "from_json")]
     pub threads: Option<usize>,
     /// Seed of the workload and of the tie-breaks.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "from_json")]
     pub seed: u64,
     /// volcano-scheduler.conf (default: Volcano's built-in conf).
-    #[arg(long)]
-    pub conf: Option<std::path::PathBuf>,
-    /// Output format.
+    #[arg(long, conflicts_with = "from_json")]
+    pub conf: Option<PathBuf>,
+    /// Output format. With --sweep or --from-json, json prints one array of the per-size objects
+    /// and the fits go to stderr; text prints one line per size, then the fits.
     #[arg(long, value_enum, default_value_t = BenchOutput::Text)]
     pub output: BenchOutput,
+    /// Comma-separated node counts, e.g. 1000,5000,10000,50000: runs the shape at each size in
+    /// turn, each in a fresh child process (so peak RSS is per size), and prints one report per
+    /// size and the fitted growth cycle_ms = c · (nodes/1000)^b.
+    #[arg(long, value_name = "NODES_LIST", conflicts_with = "from_json")]
+    pub sweep: Option<String>,
+    /// Draw cycle time and session open (ms, log scale) against cluster size (nodes, log scale)
+    /// with the measured points and the power-law fits into this SVG file. Needs --sweep or
+    /// --from-json.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Read the reports of an earlier `--sweep ... --output json` from this file instead of
+    /// measuring; prints them and the fits, and draws --plot.
+    #[arg(long, value_name = "FILE")]
+    pub from_json: Option<PathBuf>,
 }
 
-/// What `bench` measured.
-#[derive(Debug, Serialize)]
+/// What `bench` measured (one object of the JSON output; `--from-json` reads an array of them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BenchReport {
     /// Nodes.
     pub nodes: usize,
@@ -74,6 +103,24 @@ pub struct BenchReport {
     pub peak_rss_bytes: u64,
 }
 
+impl BenchReport {
+    /// The report as one readable line (times in ms, peak RSS in MiB).
+    pub fn text_line(&self) -> String {
+        format!(
+            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms, cycle {:.1} ms, {} bound, {:.0} pods/s, peak RSS {} MiB",
+            self.nodes,
+            self.pods,
+            self.variant,
+            self.threads,
+            self.session_open_ms,
+            self.cycle_ms,
+            self.pods_bound,
+            self.pods_per_s,
+            self.peak_rss_bytes >> 20
+        )
+    }
+}
+
 fn peak_rss_bytes() -> u64 {
     let Ok(s) = std::fs::read_to_string("/proc/self/status") else { return 0 };
     s.lines()
@@ -83,12 +130,63 @@ fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs the benchmark; returns the exit code.
+/// Parses a `--sweep` list such as `1000,5000,10000` (spaces around items allowed; every item a
+/// positive integer). The error names the offending item.
+pub fn parse_nodes_list(list: &str) -> Result<Vec<usize>, String> {
+    list.split(',')
+        .map(|item| match item.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("--sweep: '{}' is not a node count", item.trim())),
+        })
+        .collect()
+}
+
+/// Parses `--variant`: one name, or a comma list of names.
+fn parse_variants(list: &str) -> Result<Vec<Variant>, String> {
+    list.split(',')
+        .map(|v| {
+            Variant::parse(v.trim()).ok_or_else(|| {
+                format!("--variant '{}': expected identical, distinct, selectors, taints or anti-affinity", v.trim())
+            })
+        })
+        .collect()
+}
+
+/// Runs the benchmark (a single run, a sweep, or a saved sweep); returns the exit code.
 pub fn run(args: &BenchArgs) -> u8 {
-    let Some(variant) = Variant::parse(&args.variant) else {
-        eprintln!("error: --variant {:?}: expected identical, distinct, selectors, taints or anti-affinity", args.variant);
+    if let Some(file) = &args.from_json {
+        return from_json(args, file);
+    }
+    let variants = match parse_variants(&args.variant) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    if let Some(list) = &args.sweep {
+        let sizes = match parse_nodes_list(list) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        };
+        return sweep(args, &sizes, &variants);
+    }
+    if args.plot.is_some() {
+        eprintln!("error: --plot needs --sweep or --from-json (a single run is one point)");
+        return 2;
+    }
+    let [variant] = variants[..] else {
+        eprintln!("error: --variant {:?}: several variants need --sweep", args.variant);
         return 2;
     };
+    single(args, variant)
+}
+
+/// One measurement in this process.
+fn single(args: &BenchArgs, variant: Variant) -> u8 {
     let conf = match &args.conf {
         Some(p) => match super::simulate::read_conf(p) {
             Ok(c) => c,
@@ -101,7 +199,7 @@ pub fn run(args: &BenchArgs) -> u8 {
     };
     let spec = WorkloadSpec {
         nodes: args.nodes,
-        pods: args.pods.unwrap_or(args.nodes * 10),
+        pods: args.pods.unwrap_or(args.nodes * args.pods_per_node),
         gang: args.gang.max(1),
         queues: args.queues.max(1),
         variant,
@@ -148,18 +246,138 @@ pub fn run(args: &BenchArgs) -> u8 {
     });
     match args.output {
         BenchOutput::Json => println!("{}", serde_json::to_string(&report).unwrap_or_default()),
-        BenchOutput::Text => println!(
-            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms, cycle {:.1} ms, {} bound, {:.0} pods/s, peak RSS {} MiB",
-            report.nodes,
-            report.pods,
-            report.variant,
-            report.threads,
-            report.session_open_ms,
-            report.cycle_ms,
-            report.pods_bound,
-            report.pods_per_s,
-            report.peak_rss_bytes >> 20
-        ),
+        BenchOutput::Text => println!("{}", report.text_line()),
     }
     super::EXIT_OK
+}
+
+/// Runs one size of a sweep as `basalt bench --nodes N ... --output json` in a child process
+/// (stderr passes through) and reads its report.
+fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant) -> Result<BenchReport, String> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("bench")
+        .args(["--nodes", &nodes.to_string(), "--pods", &(nodes * args.pods_per_node).to_string()])
+        .args(["--gang", &args.gang.to_string(), "--queues", &args.queues.to_string()])
+        .args(["--variant", variant.name(), "--seed", &args.seed.to_string(), "--output", "json"]);
+    if let Some(t) = args.threads {
+        cmd.args(["--threads", &t.to_string()]);
+    }
+    if let Some(c) = &args.conf {
+        cmd.arg("--conf").arg(c);
+    }
+    let what = format!("{nodes} nodes ({})", variant.name());
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {} for {what}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("the run at {what} failed ({})", out.status));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("the run at {what} printed no report: {e}"))
+}
+
+/// `--sweep`: every variant at every size, one child process each. A size that fails is
+/// reported and skipped; the others are still printed and plotted, and the exit code is 1.
+fn sweep(args: &BenchArgs, sizes: &[usize], variants: &[Variant]) -> u8 {
+    // A bad conf fails here once rather than in every child.
+    if let Some(Err(e)) = args.conf.as_deref().map(super::simulate::read_conf) {
+        eprintln!("error: {e}");
+        return super::EXIT_BAD_CONF;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: --sweep: cannot find the basalt binary to run each size: {e}");
+            return 1;
+        }
+    };
+    let progress = args.output == BenchOutput::Json && std::io::stderr().is_terminal();
+    let mut reports = Vec::with_capacity(sizes.len() * variants.len());
+    let mut failed = false;
+    for &variant in variants {
+        for &nodes in sizes {
+            match measure_in_child(&exe, args, nodes, variant) {
+                Ok(r) => {
+                    if args.output == BenchOutput::Text {
+                        println!("{}", r.text_line());
+                    } else if progress {
+                        eprintln!("{}", r.text_line());
+                    }
+                    reports.push(r);
+                }
+                Err(e) => {
+                    eprintln!("error: --sweep: {e}");
+                    failed = true;
+                }
+            }
+        }
+    }
+    if args.output == BenchOutput::Json {
+        println!("{}", serde_json::to_string_pretty(&reports).unwrap_or_default());
+    }
+    let code = finish(args, &reports);
+    if failed {
+        1
+    } else {
+        code
+    }
+}
+
+/// `--from-json`: prints the saved reports and their fits, draws `--plot`.
+fn from_json(args: &BenchArgs, file: &Path) -> u8 {
+    let reports: Vec<BenchReport> = match std::fs::read_to_string(file)
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: --from-json {}: {e}", file.display());
+            return 1;
+        }
+    };
+    match args.output {
+        BenchOutput::Json => println!("{}", serde_json::to_string_pretty(&reports).unwrap_or_default()),
+        BenchOutput::Text => reports.iter().for_each(|r| println!("{}", r.text_line())),
+    }
+    finish(args, &reports)
+}
+
+/// Prints the fits (stdout for text, stderr for JSON so stdout stays one array) and draws the
+/// plot when asked.
+fn finish(args: &BenchArgs, reports: &[BenchReport]) -> u8 {
+    for line in bench_plot::fit_lines(reports) {
+        match args.output {
+            BenchOutput::Json => eprintln!("{line}"),
+            BenchOutput::Text => println!("{line}"),
+        }
+    }
+    if let Some(file) = &args.plot {
+        if let Err(e) = bench_plot::draw(file, reports) {
+            eprintln!("error: --plot: {e}");
+            return 1;
+        }
+    }
+    super::EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_list_parses_and_names_the_bad_item() {
+        assert_eq!(parse_nodes_list("1000,5000, 10000").unwrap(), vec![1000, 5000, 10000]);
+        assert_eq!(parse_nodes_list("20").unwrap(), vec![20]);
+        assert_eq!(parse_nodes_list("1000,10x").unwrap_err(), "--sweep: '10x' is not a node count");
+        assert_eq!(parse_nodes_list("1000,,2000").unwrap_err(), "--sweep: '' is not a node count");
+        assert_eq!(parse_nodes_list("0").unwrap_err(), "--sweep: '0' is not a node count");
+        assert_eq!(parse_nodes_list("-5").unwrap_err(), "--sweep: '-5' is not a node count");
+    }
+
+    #[test]
+    fn variants_list() {
+        assert_eq!(parse_variants("identical, distinct").unwrap(), vec![Variant::Identical, Variant::Distinct]);
+        assert!(parse_variants("identical,bogus").unwrap_err().contains("'bogus'"));
+    }
 }

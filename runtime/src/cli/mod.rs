@@ -4,6 +4,7 @@
 //! [`crate::convert`].
 
 pub mod bench;
+pub mod bench_plot;
 pub mod replay;
 pub mod simulate;
 
@@ -36,7 +37,8 @@ pub enum Command {
     /// annotated YAML) and print a report.
     Replay(replay::ReplayArgs),
     /// Time one session open and one full cycle of a seeded synthetic workload (session open
-    /// ms, cycle ms, pods/s, peak memory).
+    /// ms, cycle ms, pods/s, peak memory); `--sweep` repeats it over cluster sizes and `--plot`
+    /// draws the growth.
     Bench(bench::BenchArgs),
 }
 

@@ -1,0 +1,94 @@
+//! `basalt bench --sweep` through the binary on tiny clusters: one JSON object per size with the
+//! report's keys, the plot and the fits, `--from-json` redrawing a saved sweep, and the errors
+//! for bad lists and flag combinations.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const KEYS: [&str; 9] =
+    ["nodes", "pods", "variant", "threads", "session_open_ms", "cycle_ms", "pods_bound", "pods_per_s", "peak_rss_bytes"];
+
+fn basalt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_basalt")).args(args).output().expect("run basalt")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-sweep-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn sweep_prints_one_report_per_size_and_plots_the_fit() {
+    let dir = scratch("sweep");
+    let svg = dir.join("scaling.svg");
+    let out = basalt(&["bench", "--sweep", "20,40", "--threads", "1", "--output", "json", "--plot", svg.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("stdout is one JSON array");
+    assert_eq!(reports.len(), 2);
+    for (r, nodes) in reports.iter().zip([20, 40]) {
+        for k in KEYS {
+            assert!(r.get(k).is_some(), "missing {k} in {r}");
+        }
+        assert_eq!(r["nodes"], nodes);
+        assert_eq!(r["pods"], nodes * 10);
+        assert_eq!(r["variant"], "identical");
+        assert_eq!(r["threads"], 1);
+        assert!(r["peak_rss_bytes"].as_u64().unwrap() > 0, "each size reports its own peak RSS");
+    }
+    // With JSON on stdout the fits go to stderr.
+    assert!(stderr.contains("cycle fit (identical): ") && stderr.contains("(nodes/1000)^"), "stderr: {stderr}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("cycle fit: ") && drawn.contains("40 nodes / 400 pods"));
+
+    // The saved array redraws without measuring; text output ends with the fits.
+    let json = dir.join("sweep.json");
+    std::fs::write(&json, &out.stdout).unwrap();
+    let again = dir.join("again.svg");
+    let out = basalt(&["bench", "--from-json", json.to_str().unwrap(), "--plot", again.to_str().unwrap()]);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("20 nodes, 200 pods (identical), 1 thread(s): "), "{text}");
+    assert!(lines[1].starts_with("40 nodes, 400 pods (identical)"), "{text}");
+    assert!(lines[2].starts_with("cycle fit (identical): "), "{text}");
+    assert!(std::fs::read_to_string(&again).unwrap().contains("cycle fit: "));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_of_several_variants_in_text() {
+    let out =
+        basalt(&["bench", "--sweep", "20, 30", "--pods-per-node", "2", "--variant", "identical,distinct", "--threads", "1"]);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4 + 4, "four runs and two fits per variant: {text}");
+    assert!(lines[0].starts_with("20 nodes, 40 pods (identical)"), "{text}");
+    assert!(lines[3].starts_with("30 nodes, 60 pods (distinct)"), "{text}");
+    assert!(text.contains("cycle fit (distinct): "), "{text}");
+}
+
+#[test]
+fn bad_lists_and_combinations_are_usage_errors() {
+    for (args, message) in [
+        (&["bench", "--sweep", "10,10x"][..], "--sweep: '10x' is not a node count"),
+        (&["bench", "--sweep", "0"][..], "--sweep: '0' is not a node count"),
+        (&["bench", "--sweep", "10", "--variant", "identical,nope"][..], "--variant 'nope'"),
+        (&["bench", "--nodes", "10", "--variant", "identical,distinct"][..], "several variants need --sweep"),
+        (&["bench", "--nodes", "10", "--plot", "x.svg"][..], "--plot needs --sweep or --from-json"),
+    ] {
+        let out = basalt(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // clap rejects --nodes with --sweep.
+    let out = basalt(&["bench", "--sweep", "10", "--nodes", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = basalt(&["bench", "--from-json", "/nonexistent/sweep.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--from-json /nonexistent/sweep.json"));
+}
