@@ -152,13 +152,15 @@ pub struct Cluster {
     pub names: Interner,
     /// Resource dimensions.
     pub resources: ResourceNames,
-    nodes: Vec<Option<NodeRec>>,
+    // Records are boxed so a slab entry is one pointer: resolving an id (every session open
+    // resolves every live id) reads the dense slab, not the far-apart records.
+    nodes: Vec<Option<Box<NodeRec>>>,
     node_index: BTreeMap<String, NodeId>,
     free_nodes: Vec<u32>,
-    pods: Vec<Option<PodRec>>,
+    pods: Vec<Option<Box<PodRec>>>,
     pod_index: BTreeMap<(String, String), PodId>,
     free_pods: Vec<u32>,
-    groups: Vec<Option<PodGroupRec>>,
+    groups: Vec<Option<Box<PodGroupRec>>>,
     group_index: BTreeMap<(String, String), PodGroupId>,
     free_groups: Vec<u32>,
     queues: BTreeMap<String, QueueRec>,
@@ -167,12 +169,12 @@ pub struct Cluster {
     prepared: Option<Box<crate::session::layout::Layout>>,
 }
 
-fn slot<T>(v: &mut Vec<Option<T>>, free: &mut Vec<u32>, x: T) -> u32 {
+fn slot<T>(v: &mut Vec<Option<Box<T>>>, free: &mut Vec<u32>, x: T) -> u32 {
     if let Some(i) = free.pop() {
-        v[i as usize] = Some(x);
+        v[i as usize] = Some(Box::new(x));
         i
     } else {
-        v.push(Some(x));
+        v.push(Some(Box::new(x)));
         (v.len() - 1) as u32
     }
 }
@@ -216,7 +218,7 @@ impl Cluster {
                     spec: n,
                 };
                 match self.node_index.get(&rec.spec.name) {
-                    Some(id) => self.nodes[id.0 as usize] = Some(rec),
+                    Some(id) => self.nodes[id.0 as usize] = Some(Box::new(rec)),
                     None => {
                         let name = rec.spec.name.clone();
                         let id = slot(&mut self.nodes, &mut self.free_nodes, rec);
@@ -240,7 +242,7 @@ impl Cluster {
                     PodRec { c: compile::pod(&mut self.names, &p), resreq, init_resreq, generation: self.generation, spec: p };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
                 match self.pod_index.get(&k) {
-                    Some(id) => self.pods[id.0 as usize] = Some(rec),
+                    Some(id) => self.pods[id.0 as usize] = Some(Box::new(rec)),
                     None => {
                         let id = slot(&mut self.pods, &mut self.free_pods, rec);
                         self.pod_index.insert(k, PodId(id));
@@ -271,7 +273,7 @@ impl Cluster {
                 let rec = PodGroupRec { spec: g, min_resources, min_task_member };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
                 match self.group_index.get(&k) {
-                    Some(id) => self.groups[id.0 as usize] = Some(rec),
+                    Some(id) => self.groups[id.0 as usize] = Some(Box::new(rec)),
                     None => {
                         let id = slot(&mut self.groups, &mut self.free_groups, rec);
                         self.group_index.insert(k, PodGroupId(id));
@@ -313,17 +315,17 @@ impl Cluster {
 
     /// Nodes in name order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &NodeRec)> + '_ {
-        self.node_index.values().map(|&id| (id, self.nodes[id.0 as usize].as_ref().expect("indexed node slot is filled")))
+        self.node_index.values().map(|&id| (id, self.nodes[id.0 as usize].as_deref().expect("indexed node slot is filled")))
     }
 
     /// Pods in `namespace/name` order.
     pub fn pods(&self) -> impl Iterator<Item = (PodId, &PodRec)> + '_ {
-        self.pod_index.values().map(|&id| (id, self.pods[id.0 as usize].as_ref().expect("indexed pod slot is filled")))
+        self.pod_index.values().map(|&id| (id, self.pods[id.0 as usize].as_deref().expect("indexed pod slot is filled")))
     }
 
     /// PodGroups in `namespace/name` order.
     pub fn pod_groups(&self) -> impl Iterator<Item = (PodGroupId, &PodGroupRec)> + '_ {
-        self.group_index.values().map(|&id| (id, self.groups[id.0 as usize].as_ref().expect("indexed group slot is filled")))
+        self.group_index.values().map(|&id| (id, self.groups[id.0 as usize].as_deref().expect("indexed group slot is filled")))
     }
 
     /// Queues in name order.
@@ -338,7 +340,7 @@ impl Cluster {
 
     /// A node by id.
     pub fn node(&self, id: NodeId) -> Option<&NodeRec> {
-        self.nodes.get(id.0 as usize).and_then(Option::as_ref)
+        self.nodes.get(id.0 as usize).and_then(Option::as_deref)
     }
 
     /// A node id by name.
@@ -348,7 +350,7 @@ impl Cluster {
 
     /// A pod by id.
     pub fn pod(&self, id: PodId) -> Option<&PodRec> {
-        self.pods.get(id.0 as usize).and_then(Option::as_ref)
+        self.pods.get(id.0 as usize).and_then(Option::as_deref)
     }
 
     /// A pod id by namespace and name.
@@ -358,7 +360,7 @@ impl Cluster {
 
     /// A PodGroup by id.
     pub fn pod_group(&self, id: PodGroupId) -> Option<&PodGroupRec> {
-        self.groups.get(id.0 as usize).and_then(Option::as_ref)
+        self.groups.get(id.0 as usize).and_then(Option::as_deref)
     }
 
     /// A PodGroup id by namespace and name.
