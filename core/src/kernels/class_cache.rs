@@ -17,7 +17,6 @@
 //! candidate nodes).
 
 use super::maxtree::MaxTree;
-use crate::actions::nodes::check;
 use crate::intern::Sym;
 use crate::limits::PARALLEL_NODE_THRESHOLD;
 use crate::model::TaintEffect;
@@ -27,7 +26,7 @@ use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::{Plugins, Session, State};
 use hashbrown::HashMap;
 use rayon::prelude::*;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 /// Classes kept at once; the least recently used is recycled past this.
 pub const MAX_CLASSES: usize = 64;
@@ -51,6 +50,8 @@ struct Class {
     eligible: bool,
     /// Set once a score is NaN: the plain scan's float comparisons then cannot be mirrored.
     poisoned: bool,
+    /// Per node: passes the static predicates ([`Plugins::predicate_static`]).
+    static_ok: Vec<bool>,
     tree: MaxTree,
     /// Each BatchNodeOrder plugin's (constant) score for this class.
     batch: Vec<f64>,
@@ -66,6 +67,8 @@ pub struct ClassCache {
     touched: Vec<u32>,
     /// Nodes masked for the current pick with their keys, restored in reverse order.
     masked: Vec<(u32, u128)>,
+    /// Hasher of the class keys.
+    hasher: hashbrown::DefaultHashBuilder,
     /// A context without inter-pod state: leaves never depend on one task's terms.
     plain_ctx: PodCtx,
     /// Class hashes met once: a class is built on its second task, so one-off tasks (all pods
@@ -73,8 +76,10 @@ pub struct ClassCache {
     met_once: hashbrown::HashSet<u64>,
 }
 
-fn class_hash(s: &State<'_>, t: TaskIdx) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+/// The class key's hash, with the cache's hasher (its seed varies between caches; decisions
+/// never depend on hash values, classes are compared in full).
+fn class_hash(b: &hashbrown::DefaultHashBuilder, s: &State<'_>, t: TaskIdx) -> u64 {
+    let mut h = b.build_hasher();
     let rec = s.tasks.rec[t.ix()];
     s.tasks.req(t, s.dims).hash(&mut h);
     s.tasks.init_req(t, s.dims).hash(&mut h);
@@ -146,11 +151,26 @@ fn untolerated_prefer_taint(s: &State<'_>, t: TaskIdx) -> bool {
     })
 }
 
-/// Predicate result and score of `t` on `n`. The score adds the class's constant batch parts
-/// to the NodeOrder sum in the same order [`Plugins::score_nodes`] does, so the floats are
-/// identical to the plain scan's.
-fn leaf<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx, batch: &[f64]) -> (Option<Reason>, f64) {
-    let r = check(s, p, ctx, t, n, true, s.report_order);
+/// Predicate result and score of `t` on `n`, given whether `n` passes the static predicates
+/// (computed once per class and node). The score adds the class's constant batch parts to the
+/// NodeOrder sum in the same order [`Plugins::score_nodes`] does, so the floats are identical to
+/// the plain scan's.
+fn leaf<'a>(
+    s: &State<'a>,
+    p: &Plugins<'a>,
+    ctx: &PodCtx,
+    t: TaskIdx,
+    n: NodeIdx,
+    batch: &[f64],
+    static_ok: bool,
+) -> (Option<Reason>, f64) {
+    if !static_ok {
+        return (Some(Reason::NodeAffinity), 0.0);
+    }
+    let r = match s.first_insufficient(s.tasks.init_req(t, s.dims), n, s.report_order) {
+        Some(d) => Some(Reason::Insufficient(d as u16)),
+        None => p.predicate_dynamic(s, ctx, t, n).err(),
+    };
     let mut score = 0.0;
     if r.is_none() {
         score = p.node_order_sum(s, ctx, t, n);
@@ -195,15 +215,23 @@ impl Class {
         let batch = &self.batch;
         self.tree.reset(nn);
         self.poisoned = false;
-        let mut leaves: Vec<(Option<Reason>, f64)> = vec![(None, 0.0); nn];
+        let mut leaves: Vec<(bool, Option<Reason>, f64)> = vec![(false, None, 0.0); nn];
+        let eval = |n: usize, l: &mut (bool, Option<Reason>, f64)| {
+            let node = NodeIdx(n as u32);
+            let ok = p.predicate_static(s, t, node).is_ok();
+            let (r, sc) = leaf(s, p, ctx, t, node, batch, ok);
+            *l = (ok, r, sc);
+        };
         if nn >= PARALLEL_NODE_THRESHOLD {
-            leaves.par_iter_mut().enumerate().for_each(|(n, l)| *l = leaf(s, p, ctx, t, NodeIdx(n as u32), batch));
+            leaves.par_iter_mut().enumerate().for_each(|(n, l)| eval(n, l));
         } else {
             for (n, l) in leaves.iter_mut().enumerate() {
-                *l = leaf(s, p, ctx, t, NodeIdx(n as u32), batch);
+                eval(n, l);
             }
         }
-        for (n, (r, sc)) in leaves.into_iter().enumerate() {
+        self.static_ok.clear();
+        self.static_ok.extend(leaves.iter().map(|l| l.0));
+        for (n, (_, r, sc)) in leaves.into_iter().enumerate() {
             self.set_leaf(s, t, n, r, sc, true);
         }
         self.tree.rebuild();
@@ -241,7 +269,8 @@ impl ClassCache {
         let batch = self.touched.len() * 8 > s.nodes.len;
         for &n in &self.touched {
             self.seen[n as usize] = false;
-            let (r, sc) = leaf(&ssn.state, &ssn.plugins, &self.plain_ctx, t, NodeIdx(n), &class.batch);
+            let ok = class.static_ok[n as usize];
+            let (r, sc) = leaf(&ssn.state, &ssn.plugins, &self.plain_ctx, t, NodeIdx(n), &class.batch, ok);
             class.set_leaf(&ssn.state, t, n as usize, r, sc, batch);
         }
         if batch {
@@ -274,7 +303,7 @@ impl ClassCache {
 
     fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx) -> Option<usize> {
         let s = &ssn.state;
-        let h = class_hash(s, t);
+        let h = class_hash(&self.hasher, s, t);
         if let Some(list) = self.index.get(&h) {
             for &ci in list {
                 if same_class(s, self.classes[ci].rep, t) {
@@ -294,6 +323,7 @@ impl ClassCache {
                 last_used: self.clock,
                 eligible,
                 poisoned: false,
+                static_ok: Vec::new(),
                 tree: MaxTree::default(),
                 batch: Vec::new(),
             });
@@ -315,5 +345,41 @@ impl ClassCache {
             self.classes[slot].full(ssn, &self.plain_ctx, t);
         }
         Some(slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::Cluster;
+    use crate::conf::SchedulerConf;
+    use crate::workload::{generate, Variant, WorkloadSpec};
+    use crate::CycleOptions;
+
+    /// The second task of a class is served from the class (the first is left to the plain
+    /// scan), and repeated picks stay on the class path: guards against the class key or its
+    /// hash varying between calls, which would silently send every task to the plain scan.
+    #[test]
+    fn tasks_of_one_template_share_a_class() {
+        let spec = WorkloadSpec { nodes: 50, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
+        let mut c = Cluster::new();
+        for d in generate(&spec) {
+            c.apply(d).unwrap();
+        }
+        let conf = SchedulerConf::default();
+        let arena = bumpalo::Bump::new();
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+        let mut cc = ClassCache::default();
+        let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
+        let picks: Vec<Pick> = job0
+            .iter()
+            .map(|&t| {
+                let ctx = PodCtx::build(&ssn.state, t, true);
+                cc.pick(&mut ssn, t, &ctx, true)
+            })
+            .collect();
+        assert_eq!(picks[0], Pick::Ineligible, "a class is built on its second task");
+        assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
+        assert_eq!(cc.classes.len(), 1);
     }
 }

@@ -156,6 +156,17 @@ pub trait Plugin<'a>: Send + Sync {
     fn predicate(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         Ok(())
     }
+    /// The part of [`Plugin::predicate`] that depends only on the task's own constraints and
+    /// the node's static properties (labels, taints, `unschedulable`), never on accounting or
+    /// other pods, so it holds for a whole session. A node passes `predicate` exactly when it
+    /// passes this and [`Plugin::predicate_dynamic`] (the reasons may come in another order).
+    fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        Ok(())
+    }
+    /// The rest of [`Plugin::predicate`] (default: all of it).
+    fn predicate_dynamic(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        self.predicate(s, ctx, t, n)
+    }
     /// Node score of a task on one node.
     fn node_order(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
         0.0

@@ -51,6 +51,30 @@ fn tolerates_unschedulable(s: &State<'_>, t: TaskIdx) -> bool {
     tolerated(&s.tasks.rec[t.ix()].c.tolerations, &taint)
 }
 
+impl Predicates {
+    fn pod_number(&self, s: &State<'_>, n: NodeIdx) -> Result<(), Reason> {
+        if s.nodes.pod_count[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
+            return Err(Reason::PodNumberExceeded);
+        }
+        Ok(())
+    }
+
+    /// NodePorts, InterPodAffinity, PodTopologySpread.
+    fn predicate_rest(&self, s: &State<'_>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        let pod = &s.tasks.rec[t.ix()].c;
+        if self.node_ports && k8s::ports_conflict(s, pod, n) {
+            return Err(Reason::NodePorts);
+        }
+        if self.pod_affinity {
+            ctx.interpod_filter(s, pod, n)?;
+        }
+        if self.topology_spread {
+            ctx.spread_filter(s, pod, n)?;
+        }
+        Ok(())
+    }
+}
+
 impl<'a> Plugin<'a> for Predicates {
     fn name(&self) -> &'static str {
         "predicates"
@@ -59,9 +83,11 @@ impl<'a> Plugin<'a> for Predicates {
         Fn::PrePredicate.bit() | Fn::Predicate.bit() | Fn::EventHandler.bit()
     }
     fn predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        if s.nodes.pod_count[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
-            return Err(Reason::PodNumberExceeded);
-        }
+        self.pod_number(s, n)?;
+        self.predicate_static(s, t, n)?;
+        self.predicate_rest(s, ctx, t, n)
+    }
+    fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         let pod = &s.tasks.rec[t.ix()].c;
         if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
             return Err(Reason::NodeUnschedulable);
@@ -74,15 +100,10 @@ impl<'a> Plugin<'a> for Predicates {
                 return Err(Reason::Taint(k, v));
             }
         }
-        if self.node_ports && k8s::ports_conflict(s, pod, n) {
-            return Err(Reason::NodePorts);
-        }
-        if self.pod_affinity {
-            ctx.interpod_filter(s, pod, n)?;
-        }
-        if self.topology_spread {
-            ctx.spread_filter(s, pod, n)?;
-        }
         Ok(())
+    }
+    fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        self.pod_number(s, n)?;
+        self.predicate_rest(s, ctx, t, n)
     }
 }

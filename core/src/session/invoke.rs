@@ -168,6 +168,22 @@ impl<'a> Plugins<'a> {
         Ok(())
     }
 
+    /// The static part of [`Plugins::predicate`] ([`Plugin::predicate_static`]), ANDed.
+    pub fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        for p in self.each(Fn::Predicate) {
+            p.predicate_static(s, t, n)?;
+        }
+        Ok(())
+    }
+
+    /// The rest of [`Plugins::predicate`] ([`Plugin::predicate_dynamic`]), ANDed.
+    pub fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        for p in self.each(Fn::Predicate) {
+            p.predicate_dynamic(s, ctx, t, n)?;
+        }
+        Ok(())
+    }
+
     /// Whether any plugin scores nodes.
     pub fn scores_nodes(&self) -> bool {
         self.any(Fn::NodeOrder) || self.any(Fn::BatchNodeOrder)
