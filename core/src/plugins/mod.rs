@@ -222,7 +222,7 @@ pub fn build<'a>(opt: &PluginOption, s: &State<'a>) -> Option<Box<dyn Plugin<'a>
         "overcommit" => Box::new(overcommit::Overcommit::open(s, a)),
         "drf" => Box::new(drf::Drf::open(s)),
         "proportion" => Box::new(proportion::Proportion::open(s)),
-        "predicates" => Box::new(predicates::Predicates::open(a)),
+        "predicates" => Box::new(predicates::Predicates::open(s, a)),
         "nodeorder" => Box::new(nodeorder::NodeOrder::open(s, a)),
         "binpack" => Box::new(binpack::Binpack::open(s, a)),
         _ => return None,

@@ -39,6 +39,9 @@ pub struct Weights {
 pub struct NodeOrder {
     w: Weights,
     gpu: Option<usize>,
+    /// Per node: has a PreferNoSchedule taint (else its TaintToleration raw score is 0 without
+    /// reading the node).
+    prefer_taint: Vec<bool>,
 }
 
 impl NodeOrder {
@@ -57,6 +60,9 @@ impl NodeOrder {
                 spread: g("podtopologyspread.weight", 2),
             },
             gpu: s.cluster.resources.find("nvidia.com/gpu"),
+            prefer_taint: (0..s.nodes.len)
+                .map(|n| s.nodes.rec[n].taints.iter().any(|t| t.effect == TaintEffect::PreferNoSchedule))
+                .collect(),
         }
     }
 
@@ -195,7 +201,7 @@ impl<'a> Plugin<'a> for NodeOrder {
         let mut raw = vec![0i64; nodes.len()];
         if w.taint_toleration != 0 {
             for (r, &n) in raw.iter_mut().zip(nodes) {
-                *r = prefer_no_schedule_count(s, t, n);
+                *r = if self.prefer_taint[n.ix()] { prefer_no_schedule_count(s, t, n) } else { 0 };
             }
             default_normalize(&mut raw, true);
             for (o, r) in out.iter_mut().zip(&raw) {

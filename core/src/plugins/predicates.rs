@@ -23,6 +23,9 @@ pub struct Predicates {
     taint_toleration: bool,
     pod_affinity: bool,
     topology_spread: bool,
+    /// Per node: schedulable and without NoSchedule/NoExecute taints, so a pod without node
+    /// selector and required node affinity passes the static filters without reading the node.
+    open_node: Vec<bool>,
 }
 
 impl Predicates {
@@ -32,9 +35,17 @@ impl Predicates {
     /// (`predicate.NodeVolumeLimitsEnable`, `predicate.VolumeZoneEnable`,
     /// `predicate.VolumeBindingEnable`) and `predicate.CacheEnable` are accepted and have no
     /// effect.
-    pub fn open(a: &Arguments) -> Self {
+    pub fn open(s: &State<'_>, a: &Arguments) -> Self {
         let on = |k: &str| a.bool(k).unwrap_or(true);
+        let open_node = (0..s.nodes.len)
+            .map(|n| {
+                let rec = s.nodes.rec[n];
+                !rec.spec.unschedulable
+                    && rec.taints.iter().all(|t| !matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute))
+            })
+            .collect();
         Predicates {
+            open_node,
             node_affinity: on("predicate.NodeAffinityEnable"),
             node_ports: on("predicate.NodePortsEnable"),
             taint_toleration: on("predicate.TaintTolerationEnable"),
@@ -62,13 +73,13 @@ impl Predicates {
     /// NodePorts, InterPodAffinity, PodTopologySpread.
     fn predicate_rest(&self, s: &State<'_>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         let pod = &s.tasks.rec[t.ix()].c;
-        if self.node_ports && k8s::ports_conflict(s, pod, n) {
+        if self.node_ports && !pod.host_ports.is_empty() && k8s::ports_conflict(s, pod, n) {
             return Err(Reason::NodePorts);
         }
-        if self.pod_affinity {
+        if self.pod_affinity && ctx.interpod {
             ctx.interpod_filter(s, pod, n)?;
         }
-        if self.topology_spread {
+        if self.topology_spread && !ctx.spread_hard.is_empty() {
             ctx.spread_filter(s, pod, n)?;
         }
         Ok(())
@@ -89,6 +100,9 @@ impl<'a> Plugin<'a> for Predicates {
     }
     fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         let pod = &s.tasks.rec[t.ix()].c;
+        if self.open_node[n.ix()] && pod.node_selector.is_empty() && pod.node_required.is_none() {
+            return Ok(());
+        }
         if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
             return Err(Reason::NodeUnschedulable);
         }
