@@ -83,19 +83,22 @@ impl Proportion {
                     }
                 }
             }
-            for t in s.jobs.tasks(j) {
-                let st = s.tasks.status[t.ix()];
-                let req = s.tasks.req(t, dims);
-                if st.allocated() {
-                    for d in 0..dims {
-                        a.allocated[d] += req[d] as f64;
-                        a.request[d] += req[d] as f64;
-                    }
-                } else if st == TaskStatus::Pending {
-                    for d in 0..dims {
-                        a.request[d] += req[d] as f64;
+            // Per dimension, in task order (the same additions as Volcano's per-task
+            // `Resource.Add`, so the sums are bit-identical), with the sums in registers.
+            for d in 0..dims {
+                let (mut allocated, mut request) = (a.allocated[d], a.request[d]);
+                for t in s.jobs.tasks(j) {
+                    let st = s.tasks.status[t.ix()];
+                    let r = s.tasks.req(t, dims)[d] as f64;
+                    if st.allocated() {
+                        allocated += r;
+                        request += r;
+                    } else if st == TaskStatus::Pending {
+                        request += r;
                     }
                 }
+                a.allocated[d] = allocated;
+                a.request[d] = request;
             }
             let min = s.jobs.rec[j.ix()].min_resources.as_ref();
             if s.jobs.phase[j.ix()] == PodGroupPhase::Inqueue {

@@ -11,19 +11,29 @@ use crate::rng::SeededRng;
 use crate::scheduler::CycleOptions;
 use bumpalo::Bump;
 
+/// Builds the session state from layout `l`; `kept` is the same layout when the cluster copy
+/// keeps it (then the columns a session never changes are borrowed from it, not copied).
 pub(super) fn build<'a>(
     arena: &'a Bump,
     cluster: &'a Cluster,
     l: &Layout,
+    kept: Option<&'a Layout>,
     conf: &'a SchedulerConf,
     opts: &CycleOptions,
 ) -> State<'a> {
+    // A read-only column: borrowed from the kept layout, else copied into the arena.
+    fn col<'a, T: Copy>(arena: &'a Bump, kept: Option<&'a [T]>, v: &[T]) -> &'a [T] {
+        match kept {
+            Some(k) => k,
+            None => arena.alloc_slice_copy(v),
+        }
+    }
     let dims = l.dims;
     let nn = l.node_ids.len();
-    let allocatable = arena.alloc_slice_copy(&l.allocatable);
+    let allocatable = col(arena, kept.map(|k| &k.allocatable[..]), &l.allocatable);
     let nodes = NodeTable {
         len: nn,
-        id: arena.alloc_slice_copy(&l.node_ids),
+        id: col(arena, kept.map(|k| &k.node_ids[..]), &l.node_ids),
         rec: arena.alloc_slice_fill_iter(l.node_ids.iter().map(|&id| cluster.node(id).expect("layout node exists"))),
         idle: arena.alloc_slice_copy(allocatable),
         allocatable,
@@ -50,11 +60,11 @@ pub(super) fn build<'a>(
         job: arena.alloc_slice_fill_iter(l.tasks.iter().map(|(j, _)| *j)),
         status: arena.alloc_slice_copy(&l.status),
         node: arena.alloc_slice_fill_copy(nt, NONE),
-        resreq: arena.alloc_slice_copy(&l.resreq),
-        init_resreq: arena.alloc_slice_copy(&l.init_resreq),
-        priority: arena.alloc_slice_copy(&l.priority),
-        best_effort: arena.alloc_slice_copy(&l.best_effort),
-        name_index: arena.alloc_slice_copy(&l.name_index),
+        resreq: col(arena, kept.map(|k| &k.resreq[..]), &l.resreq),
+        init_resreq: col(arena, kept.map(|k| &k.init_resreq[..]), &l.init_resreq),
+        priority: col(arena, kept.map(|k| &k.priority[..]), &l.priority),
+        best_effort: col(arena, kept.map(|k| &k.best_effort[..]), &l.best_effort),
+        name_index: col(arena, kept.map(|k| &k.name_index[..]), &l.name_index),
         next_on_node: arena.alloc_slice_fill_copy(nt, NONE),
         prev_on_node: arena.alloc_slice_fill_copy(nt, NONE),
         last_status: arena.alloc_slice_copy(&l.status),
@@ -67,14 +77,14 @@ pub(super) fn build<'a>(
         group: arena.alloc_slice_fill_iter(l.jobs.iter().map(|(g, _)| *g)),
         queue: arena.alloc_slice_fill_iter(l.jobs.iter().map(|(_, q)| *q)),
         min_available: arena.alloc_slice_fill_iter(group_recs.iter().map(|g| g.spec.min_member)),
-        min_task_total: arena.alloc_slice_copy(&l.job_min_task_total),
-        priority: arena.alloc_slice_copy(&l.job_priority),
+        min_task_total: col(arena, kept.map(|k| &k.job_min_task_total[..]), &l.job_min_task_total),
+        priority: col(arena, kept.map(|k| &k.job_priority[..]), &l.job_priority),
         creation: arena.alloc_slice_fill_iter(group_recs.iter().map(|g| g.spec.creation_ms)),
-        uid: arena.alloc_slice_copy(&l.job_uid),
+        uid: col(arena, kept.map(|k| &k.job_uid[..]), &l.job_uid),
         phase: arena.alloc_slice_fill_iter(group_recs.iter().map(|g| g.spec.phase)),
         rec: group_recs,
-        task_start: arena.alloc_slice_copy(&l.task_start),
-        task_end: arena.alloc_slice_copy(&l.task_end),
+        task_start: col(arena, kept.map(|k| &k.task_start[..]), &l.task_start),
+        task_end: col(arena, kept.map(|k| &k.task_end[..]), &l.task_end),
         counts: arena.alloc_slice_fill_copy(nj, [0u32; N_STATUS]),
         pending_best_effort: arena.alloc_slice_fill_copy(nj, 0),
     };
@@ -94,7 +104,7 @@ pub(super) fn build<'a>(
         tasks,
         jobs,
         queues,
-        total: arena.alloc_slice_copy(&l.total),
+        total: col(arena, kept.map(|k| &k.total[..]), &l.total),
         fit_errors: vec![Vec::new(); nj],
         job_fit_error: vec![String::new(); nj],
         job_condition: vec![None; nj],
@@ -104,9 +114,9 @@ pub(super) fn build<'a>(
         binds: Vec::new(),
         evictions: Vec::new(),
         events: Vec::new(),
-        affinity_tasks: arena.alloc_slice_copy(&l.affinity_tasks),
+        affinity_tasks: col(arena, kept.map(|k| &k.affinity_tasks[..]), &l.affinity_tasks),
         affinity_index: None,
-        report_order: arena.alloc_slice_copy(&l.report_order),
+        report_order: col(arena, kept.map(|k| &k.report_order[..]), &l.report_order),
         node_changes: Vec::new(),
     };
     if !l.affinity_tasks.is_empty() && conf.options.class_cache {

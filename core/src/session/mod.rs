@@ -299,8 +299,8 @@ impl<'a> Session<'a> {
     pub fn open(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> Self {
         let dq = conf.options.default_queue.as_str();
         let state = match cluster.prepared(dq) {
-            Some(l) => build::build(arena, cluster, l, conf, opts),
-            None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), conf, opts),
+            Some(l) => build::build(arena, cluster, l, Some(l), conf, opts),
+            None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), None, conf, opts),
         };
         let plugins = Plugins::open(conf, &state);
         Session { arena, state, plugins }
