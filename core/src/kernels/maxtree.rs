@@ -37,26 +37,39 @@ impl Level {
     }
 }
 
+/// The (maximum, count) over leaves `g*ARITY .. (g+1)*ARITY`; a leaf counts 1 when it is
+/// non-zero, so leaves need no count column.
+#[inline]
+fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32) {
+    let lo = g * ARITY;
+    let run = &leaves[lo..(lo + ARITY).min(leaves.len())];
+    let m = run.iter().copied().max().unwrap_or(0);
+    if m == 0 {
+        return (0, 0);
+    }
+    (m, run.iter().map(|&x| u32::from(x == m)).sum())
+}
+
 /// Max-tree over `len` leaves.
 #[derive(Clone, Debug, Default)]
 pub struct MaxTree {
     len: usize,
-    /// `levels[0]` holds the leaves; the last level has one entry, the root.
+    /// The leaf keys.
+    leaves: Vec<u128>,
+    /// Inner levels, bottom up; the last has one entry, the root.
     levels: Vec<Level>,
 }
 
 impl MaxTree {
     /// A tree of `len` leaves, all 0.
     pub fn new(len: usize) -> Self {
-        let mut levels = vec![Level::new(len.max(1))];
+        let leaves = vec![0; len.max(1)];
+        let mut levels = vec![Level::new(leaves.len().div_ceil(ARITY))];
         while levels.last().map_or(0, |l| l.max.len()) > 1 {
             let below = levels.last().map_or(0, |l| l.max.len());
             levels.push(Level::new(below.div_ceil(ARITY)));
         }
-        if levels.len() == 1 {
-            levels.push(Level::new(1));
-        }
-        MaxTree { len, levels }
+        MaxTree { len, leaves, levels }
     }
 
     /// Resets every leaf to 0, keeping the allocation when `len` is unchanged.
@@ -64,6 +77,7 @@ impl MaxTree {
         if len != self.len || self.levels.is_empty() {
             *self = MaxTree::new(len);
         } else {
+            self.leaves.iter_mut().for_each(|x| *x = 0);
             for l in &mut self.levels {
                 l.max.iter_mut().for_each(|x| *x = 0);
                 l.count.iter_mut().for_each(|x| *x = 0);
@@ -74,19 +88,23 @@ impl MaxTree {
     /// Sets leaf `i` without fixing the levels above (call [`MaxTree::rebuild`] after a batch).
     #[inline]
     pub fn set_raw(&mut self, i: usize, v: u128) {
-        let leaves = &mut self.levels[0];
-        leaves.max[i] = v;
-        leaves.count[i] = u32::from(v != 0);
+        self.leaves[i] = v;
     }
 
     /// The key of leaf `i`.
     #[inline]
     pub fn get(&self, i: usize) -> u128 {
-        self.levels[0].max[i]
+        self.leaves[i]
     }
 
     /// Recomputes every inner entry.
     pub fn rebuild(&mut self) {
+        let first = &mut self.levels[0];
+        for g in 0..first.max.len() {
+            let (m, c) = summarise_leaves(&self.leaves, g);
+            first.max[g] = m;
+            first.count[g] = c;
+        }
         for l in 1..self.levels.len() {
             let (below, above) = self.levels.split_at_mut(l);
             let (below, above) = (&below[l - 1], &mut above[0]);
@@ -100,11 +118,18 @@ impl MaxTree {
 
     /// Sets leaf `i` to `v` and fixes the levels above, stopping where nothing changes.
     pub fn set(&mut self, i: usize, v: u128) {
-        if self.levels[0].max[i] == v {
+        if self.leaves[i] == v {
             return;
         }
-        self.set_raw(i, v);
-        let mut g = i;
+        self.leaves[i] = v;
+        let mut g = i / ARITY;
+        let (m, c) = summarise_leaves(&self.leaves, g);
+        let first = &mut self.levels[0];
+        if first.max[g] == m && first.count[g] == c {
+            return;
+        }
+        first.max[g] = m;
+        first.count[g] = c;
         for l in 1..self.levels.len() {
             g /= ARITY;
             let (m, c) = self.levels[l - 1].summarise(g);
@@ -146,7 +171,19 @@ impl MaxTree {
             }
             g = next;
         }
-        g
+        let lo = g * ARITY;
+        let hi = (lo + ARITY).min(self.leaves.len());
+        let mut last = hi - 1;
+        for j in lo..hi {
+            if self.leaves[j] == target {
+                if k == 0 {
+                    return j;
+                }
+                k -= 1;
+                last = j;
+            }
+        }
+        last
     }
 }
 
