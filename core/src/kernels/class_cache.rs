@@ -28,8 +28,16 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-/// Classes kept at once; the least recently used is recycled past this.
-pub const MAX_CLASSES: usize = 64;
+/// Memory the classes of one action may hold, bytes (a class keeps about 18 bytes per node: its
+/// leaf keys, their summaries and the static predicate flags).
+pub const CLASS_MEMORY_BYTES: usize = 256 << 20;
+
+/// Classes kept at once for a cluster of `nodes` nodes: as many as [`CLASS_MEMORY_BYTES`]
+/// holds, at least 64 and at most 1,024; past it the least recently used class is recycled
+/// (rebuilt, O(nodes), when its tasks come back).
+pub fn max_classes(nodes: usize) -> usize {
+    (CLASS_MEMORY_BYTES / (18 * nodes.max(1))).clamp(64, 1024)
+}
 
 /// What the class path decided for a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,7 +323,7 @@ impl ClassCache {
             return None;
         }
         let eligible = !untolerated_prefer_taint(s, t);
-        let slot = if self.classes.len() < MAX_CLASSES {
+        let slot = if self.classes.len() < max_classes(s.nodes.len) {
             self.classes.push(Class {
                 rep: t,
                 hash: h,
