@@ -69,6 +69,16 @@ fn optimised_and_plain_allocate_agree_with_binpack_and_mostrequested() {
     }
 }
 
+/// With room for only 3 classes, the 144 selector × request classes keep evicting each other:
+/// recycled classes must be rebuilt from scratch.
+#[test]
+fn optimised_and_plain_allocate_agree_when_classes_are_recycled() {
+    let mut conf = SchedulerConf::default();
+    conf.options.class_limit = Some(3);
+    compare(Variant::Selectors, 200, 4000, &conf, 8);
+    compare(Variant::Identical, 200, 6400, &conf, 8);
+}
+
 #[test]
 fn optimised_and_plain_allocate_agree_with_required_anti_affinity() {
     let conf = SchedulerConf::default();

@@ -59,7 +59,9 @@ pub fn execute(ssn: &mut Session<'_>) {
     }
 
     let mut scan = NodeScan::new(ssn.state.nodes.len, use_cache);
-    let mut classes = ssn.state.options().class_cache.then(ClassCache::default);
+    let opts = ssn.state.options();
+    let limit = opts.class_limit.unwrap_or_else(|| crate::kernels::class_cache::max_classes(ssn.state.nodes.len));
+    let mut classes = opts.class_cache.then(|| ClassCache::with_limit(limit));
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);

@@ -105,6 +105,10 @@ pub struct SchedulerOptions {
     /// ([`crate::session::affinity_index`]). Off gives the plain reference scans; decisions are
     /// the same either way. On by default.
     pub class_cache: bool,
+    /// At most this many task classes kept per action (`None`: as many as
+    /// [`crate::kernels::class_cache::CLASS_MEMORY_BYTES`] holds). Bounds the classes' memory;
+    /// decisions are the same for any value.
+    pub class_limit: Option<usize>,
 }
 
 impl Default for SchedulerOptions {
@@ -115,6 +119,7 @@ impl Default for SchedulerOptions {
             minimum_percentage_nodes_to_find: 5,
             default_queue: "default".into(),
             class_cache: true,
+            class_limit: None,
         }
     }
 }

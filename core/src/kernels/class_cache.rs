@@ -68,6 +68,8 @@ struct Class {
 /// The classes of one action.
 #[derive(Default)]
 pub struct ClassCache {
+    /// Classes kept at once (0: [`max_classes`] of the session's node count).
+    limit: usize,
     classes: Vec<Class>,
     index: HashMap<u64, Vec<usize>>,
     clock: u64,
@@ -248,6 +250,12 @@ impl Class {
 }
 
 impl ClassCache {
+    /// A cache that keeps at most `limit` classes (at least 1), recycling the least recently
+    /// used.
+    pub fn with_limit(limit: usize) -> Self {
+        ClassCache { limit: limit.max(1), ..Default::default() }
+    }
+
     /// The node the plain scan would choose for `t`, computed incrementally.
     pub fn pick(&mut self, ssn: &mut Session<'_>, t: TaskIdx, ctx: &PodCtx, role_cache: bool) -> Pick {
         if !task_eligible(&ssn.state, t, ctx, role_cache) {
@@ -323,7 +331,8 @@ impl ClassCache {
             return None;
         }
         let eligible = !untolerated_prefer_taint(s, t);
-        let slot = if self.classes.len() < max_classes(s.nodes.len) {
+        let limit = if self.limit == 0 { max_classes(s.nodes.len) } else { self.limit };
+        let slot = if self.classes.len() < limit {
             self.classes.push(Class {
                 rep: t,
                 hash: h,
