@@ -205,12 +205,16 @@ impl Group {
         }
     }
 
+    /// Legend rows: measured points and fits; with several variants only the fits (the points
+    /// share their colour; the title says filled = cycle, hollow = session open), so the legend
+    /// stays short.
     fn legend(&self) -> [Option<String>; 4] {
         let p = &self.prefix;
+        let points = p.is_empty();
         [
-            Some(format!("{p}cycle, measured")),
+            points.then(|| format!("{p}cycle, measured")),
             self.cycle_fit.map(|f| format!("{p}cycle fit: {}", f.formula())),
-            Some(format!("{p}session open, measured")),
+            points.then(|| format!("{p}session open, measured")),
             self.open_fit.map(|f| format!("{p}session open fit: {}", f.formula())),
         ]
     }
@@ -282,12 +286,13 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
     threads.sort_unstable();
     threads.dedup();
     let title = format!(
-        "basalt bench: one cycle vs cluster size ({}{})",
+        "basalt bench: one cycle vs cluster size ({}{}){}",
         variants.iter().map(|g| g.0).collect::<Vec<_>>().join(", "),
         match threads[..] {
             [t] => format!(", {t} thread{}", if t == 1 { "" } else { "s" }),
             _ => String::new(),
-        }
+        },
+        if variants.len() > 1 { "; filled: cycle, hollow: session open" } else { "" }
     );
 
     let root = SVGBackend::new(file, SIZE).into_drawing_area();
@@ -317,11 +322,10 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
         let c = g.color;
         let (lo, hi) = g.span;
         let [cycle_label, cycle_fit_label, open_label, open_fit_label] = g.legend();
-        chart
-            .draw_series(g.cycle.iter().map(|&p| Circle::new(p, 4, c.filled())))
-            .map_err(e)?
-            .label(cycle_label.unwrap_or_default())
-            .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
+        let points = chart.draw_series(g.cycle.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+        if let Some(l) = cycle_label {
+            points.label(l).legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
+        }
         if let (Some(f), Some(l)) = (g.cycle_fit, cycle_fit_label) {
             chart
                 .draw_series(LineSeries::new([(lo, f.at(lo)), (hi, f.at(hi))], c.stroke_width(2)))
@@ -329,11 +333,10 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
                 .label(l)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
         }
-        chart
-            .draw_series(g.open.iter().map(|&p| Circle::new(p, 4, c.stroke_width(2))))
-            .map_err(e)?
-            .label(open_label.unwrap_or_default())
-            .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.stroke_width(2)));
+        let points = chart.draw_series(g.open.iter().map(|&p| Circle::new(p, 4, c.stroke_width(2)))).map_err(e)?;
+        if let Some(l) = open_label {
+            points.label(l).legend(move |(x, y)| Circle::new((x + 9, y), 4, c.stroke_width(2)));
+        }
         if let (Some(f), Some(l)) = (g.open_fit, open_fit_label) {
             chart
                 .draw_series(DashedLineSeries::new([(lo, f.at(lo)), (hi, f.at(hi))], 6, 4, c.stroke_width(1)))
