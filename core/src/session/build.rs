@@ -5,11 +5,22 @@
 use super::layout::Layout;
 use super::tables::*;
 use super::State;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, PodRec};
 use crate::conf::SchedulerConf;
 use crate::rng::SeededRng;
 use crate::scheduler::CycleOptions;
 use bumpalo::Bump;
+
+/// The task records in task order, resolved in pod-id order (see `Layout::tasks_by_pod`).
+fn task_records<'a>(arena: &'a Bump, cluster: &'a Cluster, l: &Layout) -> &'a [&'a PodRec] {
+    let Some(&(_, first)) = l.tasks.first() else { return &[] };
+    let first = cluster.pod(first).expect("layout pod exists");
+    let recs = arena.alloc_slice_fill_copy(l.tasks.len(), first);
+    for &(i, id) in &l.tasks_by_pod {
+        recs[i as usize] = cluster.pod(id).expect("layout pod exists");
+    }
+    recs
+}
 
 /// Builds the session state from layout `l`; `kept` is the same layout when the cluster copy
 /// keeps it (then the columns a session never changes are borrowed from it, not copied).
@@ -56,7 +67,7 @@ pub(super) fn build<'a>(
     let tasks = TaskTable {
         len: nt,
         pod: arena.alloc_slice_fill_iter(l.tasks.iter().map(|(_, id)| *id)),
-        rec: arena.alloc_slice_fill_iter(l.tasks.iter().map(|(_, id)| cluster.pod(*id).expect("layout pod exists"))),
+        rec: task_records(arena, cluster, l),
         job: arena.alloc_slice_fill_iter(l.tasks.iter().map(|(j, _)| *j)),
         status: arena.alloc_slice_copy(&l.status),
         node: arena.alloc_slice_fill_copy(nt, NONE),

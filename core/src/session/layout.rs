@@ -71,6 +71,9 @@ pub struct Layout {
     pub task_end: Vec<u32>,
     /// Tasks: job row (or NONE) and pod.
     pub tasks: Vec<(u32, PodId)>,
+    /// (task index, pod id) ordered by pod id: resolving records in this order reads the
+    /// cluster's slab front to back instead of jumping around it.
+    pub tasks_by_pod: Vec<(u32, PodId)>,
     /// Resreq rows.
     pub resreq: Vec<i64>,
     /// InitResreq rows.
@@ -205,6 +208,11 @@ impl Layout {
                 .collect(),
             task_start,
             task_end,
+            tasks_by_pod: {
+                let mut v: Vec<(u32, PodId)> = pods.iter().enumerate().map(|(i, p)| (i as u32, p.1)).collect();
+                v.sort_unstable_by_key(|&(_, id)| id.0);
+                v
+            },
             tasks: pods.iter().map(|(j, id, _)| (*j, *id)).collect(),
             resreq,
             init_resreq,
