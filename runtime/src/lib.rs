@@ -7,12 +7,15 @@
 //! * [`replay`]: `basalt replay`: workloads and traces over virtual time, with a report;
 //! * [`cli`]: the `basalt` command line.
 //!
-//! The live scheduler (watches, binder, status writer, leader election) comes later and will
-//! reuse `convert` unchanged; the core never sees a Kubernetes type.
+//! * [`live`]: `basalt scheduler`, the live scheduler: watches, the cluster mirror with assumed
+//!   binds, the binder and status writer, the scheduling loop.
+//!
+//! The core never sees a Kubernetes type: everything goes through `convert`.
 
 pub mod cli;
 pub mod convert;
 pub mod crd;
+pub mod live;
 pub mod load;
 pub mod replay;
 pub mod sim;

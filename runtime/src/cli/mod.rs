@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_plot;
 pub mod replay;
+pub mod scheduler;
 pub mod simulate;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,9 @@ pub enum Command {
     /// ms, cycle ms, pods/s, peak memory); `--sweep` repeats it over cluster sizes and `--plot`
     /// draws the growth.
     Bench(bench::BenchArgs),
+    /// Run as the cluster's scheduler in place of Volcano's vc-scheduler: watch the API server,
+    /// schedule every `--schedule-period`, bind pods and write statuses (vc-scheduler's flags).
+    Scheduler(scheduler::SchedulerArgs),
 }
 
 /// Runs a parsed command line; returns the process exit code.
@@ -48,10 +52,20 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Simulate(args) => ExitCode::from(simulate::run(&args)),
         Command::Replay(args) => ExitCode::from(replay::run(&args)),
         Command::Bench(args) => ExitCode::from(bench::run(&args)),
+        Command::Scheduler(args) => ExitCode::from(crate::live::runner::run(&args)),
     }
 }
 
-/// Parses `std::env::args` (clap prints help or usage errors and exits itself) and runs.
+/// Parses `std::env::args` (clap prints help or usage errors and exits itself), starts logging
+/// to stderr (`RUST_LOG` wins; else `warn`, or the scheduler's `--v` level) and runs.
 pub fn main() -> ExitCode {
-    run(Cli::parse())
+    let cli = Cli::parse();
+    let default = match &cli.command {
+        Command::Scheduler(a) => a.log_filter(),
+        _ => "warn",
+    };
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    run(cli)
 }

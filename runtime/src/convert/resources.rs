@@ -54,9 +54,54 @@ pub fn resource_list(obj: ObjRef<'_>, field: &str, list: Option<&K8sResourceList
     Ok(out)
 }
 
+/// One amount of resource `name` in core units as a Kubernetes quantity, the inverse of
+/// [`amount`], in the canonical form the API server prints: milli-scaled resources as whole
+/// units when exact, else with `m` (`2`, `1500m`); bytes with the largest exact binary suffix
+/// (`4Gi`, `1536Mi`, `1000`); counts as plain integers.
+pub fn format_amount(name: &str, v: i64) -> String {
+    match scale_of(name) {
+        Scale::Milli if v % 1000 == 0 => (v / 1000).to_string(),
+        Scale::Milli => format!("{v}m"),
+        Scale::Units if name == "pods" || v == 0 => v.to_string(),
+        Scale::Units => {
+            const SUFFIXES: [(&str, i64); 6] =
+                [("Ei", 1 << 60), ("Pi", 1 << 50), ("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)];
+            for (suffix, unit) in SUFFIXES {
+                if v % unit == 0 {
+                    return format!("{}{suffix}", v / unit);
+                }
+            }
+            v.to_string()
+        }
+    }
+}
+
+/// A core resource list as Kubernetes quantities ([`format_amount`]), leaving out zeros.
+pub fn format_list(list: &ResourceList) -> BTreeMap<String, String> {
+    list.iter().filter(|(_, v)| **v != 0).map(|(k, v)| (k.clone(), format_amount(k, *v))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amounts_format_as_canonical_quantities_and_parse_back() {
+        let cases = [
+            ("cpu", 2000, "2"),
+            ("cpu", 1500, "1500m"),
+            ("memory", 4 << 30, "4Gi"),
+            ("memory", 1536 << 20, "1536Mi"),
+            ("memory", 1000, "1000"),
+            ("nvidia.com/gpu", 1000, "1"),
+            ("pods", 110, "110"),
+            ("hugepages-2Mi", 536870912000, "536870912"),
+        ];
+        for (name, v, want) in cases {
+            assert_eq!(format_amount(name, v), want, "{name} {v}");
+            assert_eq!(amount(name, want).unwrap(), v, "{name} {want} parses back");
+        }
+    }
 
     fn list(pairs: &[(&str, &str)]) -> K8sResourceList {
         pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()

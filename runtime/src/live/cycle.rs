@@ -1,0 +1,437 @@
+//! One live scheduling cycle and what follows it: open a session on the mirror, run the conf's
+//! actions, close, then turn the decisions into API work (Volcano `runOnce` + `CloseSession` +
+//! the cache's bind and status paths, volcano-behaviour.md §1.1, §1.6, §1.7):
+//! * each bind is assumed on the mirror at once and sent to the binder;
+//! * each pending pod's `PodScheduled=False` condition is written when it changed, with a
+//!   `FailedScheduling` Warning event;
+//! * each PodGroup whose status changed is updated (one write in flight per PodGroup);
+//! * each Queue whose `status.allocated` changed is updated;
+//! * PodGroup events are recorded, an identical repeat within [`EVENT_REPEAT_WINDOW`] left out
+//!   (client-go's event correlator folds such repeats into the first event's count).
+//!
+//! Results of binds and writes come back as [`Input`]s and are applied between cycles.
+
+use super::binder::{BindOutcome, BindResult};
+use super::mirror::{BindRequest, Key, Mirror, Object, PodScheduled, WatchEvent};
+use super::status::{Involved, Write, WriteResult};
+use crate::convert::resources::{amount, format_list};
+use basalt_core::actions;
+use basalt_core::conf::SchedulerConf;
+use basalt_core::decision::{Decisions, PodGroupStatus};
+use basalt_core::resource::ResourceList;
+use basalt_core::scheduler::CycleOptions;
+use basalt_core::session::Session;
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// An identical event on the same object within this window is not recorded again.
+pub const EVENT_REPEAT_WINDOW: Duration = Duration::from_secs(600);
+
+/// What reaches the scheduling loop between cycles.
+#[derive(Debug)]
+pub enum Input {
+    /// A watch event.
+    Watch(WatchEvent),
+    /// A bind finished.
+    Bind(BindResult),
+    /// A status write finished.
+    Write(WriteResult),
+}
+
+/// Where the loop sends API work.
+pub trait Outputs {
+    /// Sends a bind.
+    fn bind(&self, r: BindRequest);
+    /// Sends a status write.
+    fn write(&self, w: Write);
+}
+
+/// Timings and counts of one cycle.
+#[derive(Clone, Debug, Default)]
+pub struct CycleSummary {
+    /// Session open, ms.
+    pub open_ms: f64,
+    /// Each action's time, ms, in conf order.
+    pub actions: Vec<(&'static str, f64)>,
+    /// Session close, ms.
+    pub close_ms: f64,
+    /// Open to the last API request queued, ms (Volcano's e2e scheduling latency).
+    pub total_ms: f64,
+    /// Binds decided.
+    pub binds: usize,
+    /// Pods left pending with a condition.
+    pub unschedulable: usize,
+    /// Writes queued (conditions, PodGroups, Queues, events).
+    pub writes: usize,
+    /// Binds decided and unconfirmed after this cycle.
+    pub assumed: usize,
+}
+
+/// The live scheduler's state between cycles.
+#[derive(Debug)]
+pub struct Scheduler {
+    /// The cluster copy.
+    pub mirror: Mirror,
+    seed: u64,
+    cycle_base: u64,
+    cycles: u64,
+    arena: bumpalo::Bump,
+    events: HashMap<(Key, &'static str), (String, String, Instant)>,
+    pod_groups_in_flight: HashSet<Key>,
+    queues_in_flight: HashSet<String>,
+    queues_written: HashMap<String, ResourceList>,
+    /// Binds confirmed by the API so far.
+    pub bound: u64,
+    /// Binds that failed for good so far.
+    pub bind_failures: u64,
+    /// Status writes that failed so far.
+    pub write_failures: u64,
+}
+
+impl Scheduler {
+    /// A scheduler over `mirror`; cycle `i` uses seed `seed + i`. `cycle_base` makes session
+    /// ids (`transitionID`) unique across restarts.
+    pub fn new(mirror: Mirror, seed: u64, cycle_base: u64) -> Self {
+        Scheduler {
+            mirror,
+            seed,
+            cycle_base,
+            cycles: 0,
+            arena: bumpalo::Bump::new(),
+            events: HashMap::new(),
+            pod_groups_in_flight: HashSet::new(),
+            queues_in_flight: HashSet::new(),
+            queues_written: HashMap::new(),
+            bound: 0,
+            bind_failures: 0,
+            write_failures: 0,
+        }
+    }
+
+    /// Cycles run so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// Applies one input. Binds and writes that finish may queue follow-up writes (the
+    /// `Scheduled` event, the `SchedulerError` condition).
+    pub fn handle(&mut self, input: Input, out: &dyn Outputs) {
+        match input {
+            Input::Watch(ev) => {
+                self.mirror.handle(ev);
+            }
+            Input::Bind(r) => self.on_bind(r, out),
+            Input::Write(r) => self.on_write(r),
+        }
+    }
+
+    fn pod_involved(&self, r: &BindRequest) -> Involved {
+        Involved { kind: "Pod", api_version: "v1", namespace: r.namespace.clone(), name: r.name.clone(), uid: r.uid.clone() }
+    }
+
+    fn on_bind(&mut self, r: BindResult, out: &dyn Outputs) {
+        let req = r.request;
+        match r.outcome {
+            BindOutcome::Bound => {
+                self.bound += 1;
+                out.write(Write::Event {
+                    involved: self.pod_involved(&req),
+                    type_: "Normal",
+                    reason: "Scheduled".into(),
+                    message: format!("Successfully assigned {}/{} to {}", req.namespace, req.name, req.node),
+                });
+            }
+            BindOutcome::Failed(err) => {
+                self.bind_failures += 1;
+                let message = format!("failed to bind to node {}: {err}", req.node);
+                tracing::warn!(pod = %format!("{}/{}", req.namespace, req.name), "{message}");
+                if self.mirror.bind_failed(&req) {
+                    let key = (req.namespace.clone(), req.name.clone());
+                    let cond: PodScheduled = ("False".into(), "SchedulerError".into(), message.clone());
+                    self.mirror.note_written(&key, &req.uid, cond);
+                    out.write(Write::PodCondition {
+                        namespace: req.namespace.clone(),
+                        name: req.name.clone(),
+                        uid: req.uid.clone(),
+                        reason: "SchedulerError".into(),
+                        message: message.clone(),
+                    });
+                    out.write(Write::Event {
+                        involved: self.pod_involved(&req),
+                        type_: "Warning",
+                        reason: "FailedScheduling".into(),
+                        message,
+                    });
+                }
+            }
+        }
+    }
+
+    fn on_write(&mut self, r: WriteResult) {
+        match r.kind {
+            "podgroup" => {
+                let key = split_key(&r.object);
+                self.pod_groups_in_flight.remove(&key);
+            }
+            "queue_status" => {
+                self.queues_in_flight.remove(&r.object);
+            }
+            _ => {}
+        }
+        match r.outcome {
+            Ok(Some(obj)) => {
+                // The server's answer is the newest version: take it now rather than wait for
+                // the watch, so the next cycle compares against what was written.
+                let o = if r.kind == "podgroup" { Object::PodGroup(Box::new(obj)) } else { Object::Queue(Box::new(obj)) };
+                self.mirror.handle(WatchEvent::Apply(o));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.write_failures += 1;
+                if r.kind == "queue_status" {
+                    self.queues_written.remove(&r.object);
+                }
+                tracing::warn!(kind = r.kind, object = %r.object, "status write failed: {e}");
+            }
+        }
+    }
+
+    /// Runs one cycle with `conf` and queues its API work on `out`.
+    pub fn run_cycle(&mut self, conf: &SchedulerConf, out: &dyn Outputs) -> CycleSummary {
+        let t0 = Instant::now();
+        let opts = CycleOptions { seed: self.seed.wrapping_add(self.cycles), cycle: self.cycle_base + self.cycles + 1 };
+        self.cycles += 1;
+        self.mirror.cluster.prepare(&conf.options.default_queue);
+        let mut summary = CycleSummary::default();
+        self.arena.reset();
+        let decisions = {
+            let mut ssn = Session::open(&self.arena, &self.mirror.cluster, conf, &opts);
+            summary.open_ms = ms(t0.elapsed());
+            for action in &conf.actions {
+                let ta = Instant::now();
+                actions::execute(*action, &mut ssn);
+                summary.actions.push((action.name(), ms(ta.elapsed())));
+            }
+            let tc = Instant::now();
+            let d = ssn.close();
+            summary.close_ms = ms(tc.elapsed());
+            d
+        };
+        self.apply(&decisions, out, &mut summary);
+        summary.assumed = self.mirror.assumed().len();
+        summary.total_ms = ms(t0.elapsed());
+        summary
+    }
+
+    fn apply(&mut self, d: &Decisions, out: &dyn Outputs, summary: &mut CycleSummary) {
+        for b in &d.binds {
+            if let Some(req) = self.mirror.assume(b.pod, b.node) {
+                out.bind(req);
+                summary.binds += 1;
+            }
+        }
+        for c in &d.unschedulable {
+            let Some(p) = self.mirror.cluster.pod(c.pod) else { continue };
+            let key = (p.spec.namespace.clone(), p.spec.name.clone());
+            let uid = p.spec.uid.clone();
+            let want: PodScheduled = ("False".into(), c.reason.clone(), c.message.clone());
+            summary.unschedulable += 1;
+            if self.mirror.pod_scheduled(&key) == Some(&want) {
+                continue;
+            }
+            self.mirror.note_written(&key, &uid, want);
+            out.write(Write::PodCondition {
+                namespace: key.0.clone(),
+                name: key.1.clone(),
+                uid: uid.clone(),
+                reason: c.reason.clone(),
+                message: c.message.clone(),
+            });
+            out.write(Write::Event {
+                involved: Involved { kind: "Pod", api_version: "v1", namespace: key.0, name: key.1, uid },
+                type_: "Warning",
+                reason: "FailedScheduling".into(),
+                message: c.message.clone(),
+            });
+            summary.writes += 2;
+        }
+        for s in d.pod_groups.iter().filter(|s| s.changed) {
+            let Some(g) = self.mirror.cluster.pod_group(s.group) else { continue };
+            let key = (g.spec.namespace.clone(), g.spec.name.clone());
+            if self.pod_groups_in_flight.contains(&key) {
+                continue;
+            }
+            let Some(mut obj) = self.mirror.pod_group_object(&key).cloned() else { continue };
+            set_pod_group_status(&mut obj.data, s);
+            self.pod_groups_in_flight.insert(key);
+            out.write(Write::PodGroup(Box::new(obj)));
+            summary.writes += 1;
+        }
+        let now = Instant::now();
+        for e in &d.events {
+            let Some(g) = self.mirror.cluster.pod_group(e.group) else { continue };
+            let key = (g.spec.namespace.clone(), g.spec.name.clone());
+            let slot = (key.clone(), e.kind);
+            if let Some((r, m, at)) = self.events.get(&slot) {
+                if *r == e.reason && *m == e.message && now.duration_since(*at) < EVENT_REPEAT_WINDOW {
+                    continue;
+                }
+            }
+            self.events.insert(slot, (e.reason.clone(), e.message.clone(), now));
+            out.write(Write::Event {
+                involved: Involved {
+                    kind: "PodGroup",
+                    api_version: "scheduling.volcano.sh/v1beta1",
+                    namespace: key.0,
+                    name: key.1,
+                    uid: g.spec.uid.clone(),
+                },
+                type_: e.kind,
+                reason: e.reason.clone(),
+                message: e.message.clone(),
+            });
+            summary.writes += 1;
+        }
+        for q in &d.queues {
+            if self.queues_in_flight.contains(&q.name) {
+                continue;
+            }
+            let want = nonzero(&q.allocated);
+            let seen = self.mirror.queue_object(&q.name).map(|o| watched_allocated(&o.data));
+            let written = self.queues_written.get(&q.name);
+            if seen.as_ref() == Some(&want) || (seen.is_none() && written == Some(&want)) {
+                continue;
+            }
+            if self.mirror.queue_object(&q.name).is_none() {
+                continue;
+            }
+            self.queues_in_flight.insert(q.name.clone());
+            self.queues_written.insert(q.name.clone(), want.clone());
+            out.write(Write::QueueAllocated { name: q.name.clone(), allocated: format_list(&want) });
+            summary.writes += 1;
+        }
+        // Forget event memory of PodGroups that are gone.
+        if self.events.len() > 2 * d.pod_groups.len() + 1024 {
+            self.events.retain(|_, (_, _, at)| now.duration_since(*at) < EVENT_REPEAT_WINDOW);
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn split_key(s: &str) -> Key {
+    match s.split_once('/') {
+        Some((a, b)) => (a.to_string(), b.to_string()),
+        None => (String::new(), s.to_string()),
+    }
+}
+
+fn nonzero(l: &ResourceList) -> ResourceList {
+    l.iter().filter(|(_, v)| **v != 0).map(|(k, v)| (k.clone(), *v)).collect()
+}
+
+/// A Queue object's `status.allocated` in core units (unreadable entries left out).
+fn watched_allocated(obj: &serde_json::Value) -> ResourceList {
+    let mut out = ResourceList::new();
+    if let Some(m) = obj["status"]["allocated"].as_object() {
+        for (k, v) in m {
+            if let Some(q) = v.as_str().and_then(|q| amount(k, q).ok()).filter(|v| *v != 0) {
+                out.insert(k.clone(), q);
+            }
+        }
+    }
+    out
+}
+
+/// Writes a decided PodGroup status into the object's `status`, keeping fields Basalt does
+/// not model and each condition's `lastTransitionTime` when its status did not change.
+pub fn set_pod_group_status(obj: &mut serde_json::Value, s: &PodGroupStatus) {
+    let Some(o) = obj.as_object_mut() else { return };
+    let status = o.entry("status").or_insert_with(|| serde_json::json!({}));
+    if !status.is_object() {
+        *status = serde_json::json!({});
+    }
+    let old: Vec<serde_json::Value> = status["conditions"].as_array().cloned().unwrap_or_default();
+    let now = serde_json::to_value(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()))
+        .unwrap_or(serde_json::Value::Null);
+    let conditions: Vec<serde_json::Value> = s
+        .conditions
+        .iter()
+        .map(|c| {
+            let prev = old.iter().find(|p| p["type"] == c.kind.as_str() && p["status"] == c.status.as_str());
+            let same = prev.is_some_and(|p| p["reason"] == c.reason.as_str() && p["message"] == c.message.as_str());
+            let at = if same { prev.map(|p| p["lastTransitionTime"].clone()).unwrap_or(now.clone()) } else { now.clone() };
+            // Volcano's condition fields are `omitempty`: an empty one is left out.
+            let mut m = serde_json::Map::new();
+            for (k, v) in [
+                ("type", &c.kind),
+                ("status", &c.status),
+                ("transitionID", &c.transition_id),
+                ("reason", &c.reason),
+                ("message", &c.message),
+            ] {
+                if !v.is_empty() {
+                    m.insert(k.into(), v.as_str().into());
+                }
+            }
+            m.insert("lastTransitionTime".into(), at);
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    status["phase"] = s.phase.as_str().into();
+    status["conditions"] = conditions.into();
+    status["running"] = s.running.into();
+    status["succeeded"] = s.succeeded.into();
+    status["failed"] = s.failed.into();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_core::cluster::PodGroupId;
+    use basalt_core::model::{PodGroupCondition, PodGroupPhase};
+
+    fn status(msg: &str) -> PodGroupStatus {
+        PodGroupStatus {
+            group: PodGroupId(0),
+            phase: PodGroupPhase::Running,
+            conditions: vec![PodGroupCondition {
+                kind: "Scheduled".into(),
+                status: "True".into(),
+                transition_id: "7".into(),
+                reason: "tasks in gang are ready to be scheduled".into(),
+                message: msg.into(),
+            }],
+            running: 2,
+            succeeded: 0,
+            failed: 1,
+            changed: true,
+        }
+    }
+
+    #[test]
+    fn pod_group_status_is_written_whole_and_keeps_unknown_fields() {
+        let mut obj = serde_json::json!({"spec": {"minMember": 2}, "status": {"phase": "Pending", "extra": 1}});
+        set_pod_group_status(&mut obj, &status(""));
+        let s = &obj["status"];
+        assert_eq!(s["phase"], "Running");
+        assert_eq!(s["extra"], 1, "fields Basalt does not model survive");
+        assert_eq!((s["running"].as_i64(), s["failed"].as_i64()), (Some(2), Some(1)));
+        let c = &s["conditions"][0];
+        assert_eq!(c["type"], "Scheduled");
+        assert_eq!(c["transitionID"], "7");
+        assert!(c.get("message").is_none(), "empty fields are omitted: {c}");
+        assert!(c["lastTransitionTime"].is_string(), "{c}");
+    }
+
+    #[test]
+    fn unchanged_condition_keeps_its_transition_time() {
+        let mut obj = serde_json::json!({"status": {"conditions": [{"type": "Scheduled", "status": "True", "reason": "tasks in gang are ready to be scheduled", "message": "", "lastTransitionTime": "2020-01-01T00:00:00Z"}]}});
+        set_pod_group_status(&mut obj, &status(""));
+        assert_eq!(obj["status"]["conditions"][0]["lastTransitionTime"], "2020-01-01T00:00:00Z");
+        set_pod_group_status(&mut obj, &status("other"));
+        assert_ne!(obj["status"]["conditions"][0]["lastTransitionTime"], "2020-01-01T00:00:00Z");
+    }
+}

@@ -1,0 +1,659 @@
+//! The live scheduler's cluster copy: watch events in, core [`Delta`]s out, plus what the
+//! scheduler itself has decided and the API has not confirmed yet (assumed binds).
+//!
+//! Rules (volcano-behaviour.md §1.3, kubernetes-api.md §7):
+//! * A pod is kept when its `spec.schedulerName` is one of ours, or when it is bound to a node
+//!   (its requests count there whoever scheduled it); anything else is dropped.
+//! * **Assumed binds.** A pod the scheduler decided to bind counts on its node from the
+//!   decision until the API shows it bound or the bind fails. A pod update that still has no
+//!   `nodeName` meanwhile (a stale update, or the kubelet/status writes racing the bind) keeps
+//!   the assumption: it never puts the pod back to pending (Volcano's double-bind bug). A bind
+//!   slower than one period keeps reserving its node for as long as it runs.
+//! * **Relists.** A watcher that relists (start, 410 Gone, reconnect) reports every object
+//!   again between `Init` and `InitDone`; at `InitDone` whatever was not reported is removed,
+//!   so a missed delete is not kept forever and nothing that still exists is lost.
+//! * A bad object is skipped and reported (once per distinct problem), never a panic.
+
+use crate::convert::{convert_node, convert_pod, convert_pod_group, convert_priority_class, convert_queue};
+use crate::crd;
+use basalt_core::cluster::{Cluster, Delta, NodeId, PodId};
+use basalt_core::model::PodSpec;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::api::DynamicObject;
+use kube::ResourceExt;
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+/// `(namespace, name)`; cluster-scoped kinds use an empty namespace.
+pub type Key = (String, String);
+
+/// The kinds the scheduler watches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `v1.Node`.
+    Node,
+    /// `v1.Pod`.
+    Pod,
+    /// `scheduling.volcano.sh/v1beta1` PodGroup.
+    PodGroup,
+    /// `scheduling.volcano.sh/v1beta1` Queue.
+    Queue,
+    /// `scheduling.k8s.io/v1` PriorityClass.
+    PriorityClass,
+}
+
+impl Kind {
+    /// Every watched kind.
+    pub const ALL: [Kind; 5] = [Kind::Node, Kind::Pod, Kind::PodGroup, Kind::Queue, Kind::PriorityClass];
+
+    fn ix(self) -> usize {
+        self as usize
+    }
+
+    /// The API kind name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Node => "Node",
+            Kind::Pod => "Pod",
+            Kind::PodGroup => "PodGroup",
+            Kind::Queue => "Queue",
+            Kind::PriorityClass => "PriorityClass",
+        }
+    }
+}
+
+/// One object as a watcher reports it.
+#[derive(Clone, Debug)]
+pub enum Object {
+    /// A Node.
+    Node(Box<Node>),
+    /// A Pod.
+    Pod(Box<Pod>),
+    /// A PodGroup, kept untyped so an update writes back every field it was read with.
+    PodGroup(Box<DynamicObject>),
+    /// A Queue, kept untyped for the same reason.
+    Queue(Box<DynamicObject>),
+    /// A PriorityClass.
+    PriorityClass(Box<PriorityClass>),
+}
+
+impl Object {
+    /// The kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Object::Node(_) => Kind::Node,
+            Object::Pod(_) => Kind::Pod,
+            Object::PodGroup(_) => Kind::PodGroup,
+            Object::Queue(_) => Kind::Queue,
+            Object::PriorityClass(_) => Kind::PriorityClass,
+        }
+    }
+
+    /// `(namespace, name)` (namespace `default` when a namespaced object has none).
+    pub fn key(&self) -> Key {
+        let ns = |n: Option<String>| n.filter(|s| !s.is_empty()).unwrap_or_else(|| crate::convert::DEFAULT_NAMESPACE.into());
+        match self {
+            Object::Node(o) => (String::new(), o.name_any()),
+            Object::Pod(o) => (ns(o.namespace()), o.name_any()),
+            Object::PodGroup(o) => (ns(o.namespace()), o.name_any()),
+            Object::Queue(o) => (String::new(), o.name_any()),
+            Object::PriorityClass(o) => (String::new(), o.name_any()),
+        }
+    }
+}
+
+/// A watcher's report, tagged with the kind (kube-rs `watcher::Event`).
+#[derive(Clone, Debug)]
+pub enum WatchEvent {
+    /// A (re)list of `Kind` starts.
+    Init(Kind),
+    /// An object of the (re)list.
+    InitApply(Object),
+    /// The (re)list is complete: objects of the kind it did not report are gone.
+    InitDone(Kind),
+    /// An object was added or changed.
+    Apply(Object),
+    /// An object was deleted.
+    Delete(Object),
+}
+
+/// The `PodScheduled` condition as last seen or written: `(status, reason, message)`.
+pub type PodScheduled = (String, String, String);
+
+/// What the mirror keeps about a pod besides its core record.
+#[derive(Clone, Debug, Default)]
+struct PodMeta {
+    uid: String,
+    /// `PodScheduled` as the API last showed it.
+    observed: Option<PodScheduled>,
+    /// `PodScheduled` as the scheduler last wrote it (pending the watch's echo).
+    written: Option<PodScheduled>,
+}
+
+/// A bind decided and not yet confirmed by the API.
+#[derive(Clone, Debug)]
+pub struct Assumed {
+    /// The pod's UID when the bind was decided.
+    pub uid: String,
+    /// The chosen node.
+    pub node: String,
+    /// When the decision was taken.
+    pub since: Instant,
+}
+
+/// A bind for the binder to send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindRequest {
+    /// Pod namespace.
+    pub namespace: String,
+    /// Pod name.
+    pub name: String,
+    /// Pod UID (sent in the Binding so a recreated pod of the same name is not bound).
+    pub uid: String,
+    /// Target node.
+    pub node: String,
+}
+
+/// How one watch event changed the mirror (for logs and tests).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// Stored.
+    Stored,
+    /// Removed from the copy (deleted, or no longer ours).
+    Removed,
+    /// Ignored: not ours and not bound, or unchanged.
+    Ignored,
+    /// A stale update of an assumed pod: its assumed node was kept.
+    KeptAssumed,
+    /// Refused: the object is invalid (the message names object and field).
+    Refused(String),
+}
+
+/// The live cluster copy.
+#[derive(Debug)]
+pub struct Mirror {
+    /// The core's cluster copy sessions are opened from.
+    pub cluster: Cluster,
+    scheduler_names: Vec<String>,
+    node_selector: Vec<(String, String)>,
+    pods: HashMap<Key, PodMeta>,
+    assumed: HashMap<Key, Assumed>,
+    pod_groups: HashMap<Key, DynamicObject>,
+    queues: HashMap<String, DynamicObject>,
+    nodes: HashSet<String>,
+    priority_classes: HashSet<String>,
+    relist: [Option<HashSet<Key>>; 5],
+    synced: [bool; 5],
+    reported: HashMap<(Kind, Key), String>,
+    /// Objects refused so far (each distinct problem counted once).
+    pub refused: u64,
+}
+
+impl Mirror {
+    /// An empty mirror for pods of `scheduler_names` and nodes matching `node_selector`
+    /// (`key:value` pairs, any one matching; empty = every node).
+    pub fn new(scheduler_names: Vec<String>, node_selector: Vec<(String, String)>) -> Self {
+        Mirror {
+            cluster: Cluster::new(),
+            scheduler_names,
+            node_selector,
+            pods: HashMap::new(),
+            assumed: HashMap::new(),
+            pod_groups: HashMap::new(),
+            queues: HashMap::new(),
+            nodes: HashSet::new(),
+            priority_classes: HashSet::new(),
+            relist: Default::default(),
+            synced: [false; 5],
+            reported: HashMap::new(),
+            refused: 0,
+        }
+    }
+
+    /// Whether every kind has completed its first list.
+    pub fn synced(&self) -> bool {
+        self.synced.iter().all(|s| *s)
+    }
+
+    /// Kinds that have not completed their first list.
+    pub fn unsynced(&self) -> Vec<Kind> {
+        Kind::ALL.into_iter().filter(|k| !self.synced[k.ix()]).collect()
+    }
+
+    /// Binds decided and not yet confirmed.
+    pub fn assumed(&self) -> &HashMap<Key, Assumed> {
+        &self.assumed
+    }
+
+    /// The PodGroup object last seen (for a full update of its status).
+    pub fn pod_group_object(&self, key: &Key) -> Option<&DynamicObject> {
+        self.pod_groups.get(key)
+    }
+
+    /// The Queue object last seen.
+    pub fn queue_object(&self, name: &str) -> Option<&DynamicObject> {
+        self.queues.get(name)
+    }
+
+    /// Applies one watch event.
+    pub fn handle(&mut self, ev: WatchEvent) -> Applied {
+        match ev {
+            WatchEvent::Init(kind) => {
+                self.relist[kind.ix()] = Some(HashSet::new());
+                Applied::Ignored
+            }
+            WatchEvent::InitApply(obj) => {
+                let kind = obj.kind();
+                if let Some(seen) = self.relist[kind.ix()].as_mut() {
+                    seen.insert(obj.key());
+                }
+                self.apply(obj)
+            }
+            WatchEvent::InitDone(kind) => {
+                let seen = self.relist[kind.ix()].take().unwrap_or_default();
+                let gone: Vec<Key> = self.keys(kind).into_iter().filter(|k| !seen.contains(k)).collect();
+                for k in &gone {
+                    self.remove(kind, k);
+                }
+                self.synced[kind.ix()] = true;
+                if gone.is_empty() {
+                    Applied::Ignored
+                } else {
+                    tracing::info!(kind = kind.as_str(), removed = gone.len(), "relist removed objects that no longer exist");
+                    Applied::Removed
+                }
+            }
+            WatchEvent::Apply(obj) => self.apply(obj),
+            WatchEvent::Delete(obj) => {
+                let kind = obj.kind();
+                let key = obj.key();
+                self.remove(kind, &key)
+            }
+        }
+    }
+
+    fn keys(&self, kind: Kind) -> Vec<Key> {
+        match kind {
+            Kind::Node => self.nodes.iter().map(|n| (String::new(), n.clone())).collect(),
+            Kind::Pod => self.pods.keys().cloned().collect(),
+            Kind::PodGroup => self.pod_groups.keys().cloned().collect(),
+            Kind::Queue => self.queues.keys().map(|n| (String::new(), n.clone())).collect(),
+            Kind::PriorityClass => self.priority_classes.iter().map(|n| (String::new(), n.clone())).collect(),
+        }
+    }
+
+    fn remove(&mut self, kind: Kind, key: &Key) -> Applied {
+        self.reported.remove(&(kind, key.clone()));
+        let delta = match kind {
+            Kind::Node => self.nodes.remove(&key.1).then(|| Delta::NodeDeleted(key.1.clone())),
+            Kind::Pod => {
+                self.assumed.remove(key);
+                self.pods.remove(key).map(|_| Delta::PodDeleted { namespace: key.0.clone(), name: key.1.clone() })
+            }
+            Kind::PodGroup => {
+                self.pod_groups.remove(key).map(|_| Delta::PodGroupDeleted { namespace: key.0.clone(), name: key.1.clone() })
+            }
+            Kind::Queue => self.queues.remove(&key.1).map(|_| Delta::QueueDeleted(key.1.clone())),
+            Kind::PriorityClass => self.priority_classes.remove(&key.1).then(|| Delta::PriorityClassDeleted(key.1.clone())),
+        };
+        match delta {
+            Some(d) => {
+                // Deletes of stored objects cannot be refused.
+                let _ = self.cluster.apply(d);
+                Applied::Removed
+            }
+            None => Applied::Ignored,
+        }
+    }
+
+    fn refuse(&mut self, kind: Kind, key: &Key, message: String) -> Applied {
+        if self.reported.get(&(kind, key.clone())) != Some(&message) {
+            tracing::warn!(kind = kind.as_str(), object = %display_key(key), "skipped: {message}");
+            self.reported.insert((kind, key.clone()), message.clone());
+            self.refused += 1;
+        }
+        Applied::Refused(message)
+    }
+
+    fn store(&mut self, kind: Kind, key: &Key, d: Delta) -> Result<(), Applied> {
+        match self.cluster.apply(d) {
+            Ok(()) => {
+                self.reported.remove(&(kind, key.clone()));
+                Ok(())
+            }
+            Err(e) => Err(self.refuse(kind, key, e.to_string())),
+        }
+    }
+
+    fn apply(&mut self, obj: Object) -> Applied {
+        let kind = obj.kind();
+        let key = obj.key();
+        match obj {
+            Object::Node(n) => {
+                let spec = match convert_node(&n) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                let selected = self.node_selector.is_empty()
+                    || self.node_selector.iter().any(|(k, v)| spec.labels.get(k).is_some_and(|x| x == v));
+                if !selected {
+                    return self.remove(kind, &key);
+                }
+                if let Err(a) = self.store(kind, &key, Delta::Node(spec)) {
+                    return a;
+                }
+                self.nodes.insert(key.1);
+                Applied::Stored
+            }
+            Object::Pod(p) => self.apply_pod(&p, key),
+            Object::PodGroup(o) => {
+                let typed: crd::PodGroup = match o.clone().try_parse() {
+                    Ok(t) => t,
+                    Err(e) => return self.refuse(kind, &key, format!("PodGroup {}: {e}", display_key(&key))),
+                };
+                let spec = match convert_pod_group(&typed) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::PodGroup(spec)) {
+                    return a;
+                }
+                self.pod_groups.insert(key, *o);
+                Applied::Stored
+            }
+            Object::Queue(o) => {
+                let typed: crd::Queue = match o.clone().try_parse() {
+                    Ok(t) => t,
+                    Err(e) => return self.refuse(kind, &key, format!("Queue {}: {e}", key.1)),
+                };
+                let spec = match convert_queue(&typed) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::Queue(spec)) {
+                    return a;
+                }
+                self.queues.insert(key.1, *o);
+                Applied::Stored
+            }
+            Object::PriorityClass(pc) => {
+                let spec = match convert_priority_class(&pc) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::PriorityClass(spec)) {
+                    return a;
+                }
+                self.priority_classes.insert(key.1);
+                Applied::Stored
+            }
+        }
+    }
+
+    fn apply_pod(&mut self, pod: &Pod, key: Key) -> Applied {
+        let mut spec = match convert_pod(pod) {
+            Ok(s) => s,
+            Err(e) => {
+                // A pod we cannot read must not keep a stale version counting on a node.
+                let reported = self.reported.remove(&(Kind::Pod, key.clone()));
+                self.remove(Kind::Pod, &key);
+                if let Some(r) = reported {
+                    self.reported.insert((Kind::Pod, key.clone()), r);
+                }
+                return self.refuse(Kind::Pod, &key, e.to_string());
+            }
+        };
+        let ours = self.scheduler_names.iter().any(|n| *n == spec.scheduler_name);
+        let terminal = matches!(spec.phase, basalt_core::model::PodPhase::Succeeded | basalt_core::model::PodPhase::Failed);
+        if !(ours || (!spec.node_name.is_empty() && !terminal)) {
+            return self.remove(Kind::Pod, &key);
+        }
+        let mut result = Applied::Stored;
+        if let Some(a) = self.assumed.get(&key) {
+            if a.uid != spec.uid {
+                // Recreated under the same name: the decision was for another pod.
+                self.assumed.remove(&key);
+            } else if spec.node_name.is_empty() && !spec.deleting && !terminal {
+                spec.node_name = a.node.clone();
+                result = Applied::KeptAssumed;
+            } else {
+                // Bound (by us or anyone: the API's word wins), deleting, or finished.
+                self.assumed.remove(&key);
+            }
+        }
+        let observed = pod_scheduled(pod);
+        let uid = spec.uid.clone();
+        if let Err(a) = self.store(Kind::Pod, &key, Delta::Pod(spec)) {
+            return a;
+        }
+        let meta = self.pods.entry(key).or_default();
+        if meta.uid != uid {
+            *meta = PodMeta { uid, ..Default::default() };
+        }
+        meta.observed = observed;
+        result
+    }
+
+    /// Records the decision to bind `pod` to `node`: the pod counts on the node from now on.
+    /// Returns the bind to send, or `None` when the pod or node is gone.
+    pub fn assume(&mut self, pod: PodId, node: NodeId) -> Option<BindRequest> {
+        let node_name = self.cluster.node(node)?.spec.name.clone();
+        let mut spec: PodSpec = self.cluster.pod(pod)?.spec.clone();
+        let key = (spec.namespace.clone(), spec.name.clone());
+        spec.node_name = node_name.clone();
+        let req =
+            BindRequest { namespace: spec.namespace.clone(), name: spec.name.clone(), uid: spec.uid.clone(), node: node_name };
+        self.assumed.insert(key, Assumed { uid: spec.uid.clone(), node: req.node.clone(), since: Instant::now() });
+        self.cluster.apply(Delta::Pod(spec)).ok()?;
+        Some(req)
+    }
+
+    /// A bind failed for good: the pod is pending again (unless the API has meanwhile shown it
+    /// bound, or it is gone). Returns whether it went back to pending.
+    pub fn bind_failed(&mut self, req: &BindRequest) -> bool {
+        let key = (req.namespace.clone(), req.name.clone());
+        match self.assumed.get(&key) {
+            Some(a) if a.uid == req.uid && a.node == req.node => {}
+            _ => return false,
+        }
+        self.assumed.remove(&key);
+        let Some(id) = self.cluster.pod_id(&req.namespace, &req.name) else { return false };
+        let Some(rec) = self.cluster.pod(id) else { return false };
+        let mut spec = rec.spec.clone();
+        spec.node_name.clear();
+        self.cluster.apply(Delta::Pod(spec)).is_ok()
+    }
+
+    /// The `PodScheduled` condition last written or observed for `key` (written wins until
+    /// the pod changes UID).
+    pub fn pod_scheduled(&self, key: &Key) -> Option<&PodScheduled> {
+        let m = self.pods.get(key)?;
+        m.written.as_ref().or(m.observed.as_ref())
+    }
+
+    /// Notes that `PodScheduled` was written as `cond` for the pod `key` with `uid`.
+    pub fn note_written(&mut self, key: &Key, uid: &str, cond: PodScheduled) {
+        if let Some(m) = self.pods.get_mut(key) {
+            if m.uid == uid {
+                m.written = Some(cond);
+            }
+        }
+    }
+
+    /// The UID of a kept pod.
+    pub fn pod_uid(&self, key: &Key) -> Option<&str> {
+        self.pods.get(key).map(|m| m.uid.as_str())
+    }
+}
+
+/// `ns/name`, or `name` for cluster-scoped objects.
+pub fn display_key(k: &Key) -> String {
+    if k.0.is_empty() {
+        k.1.clone()
+    } else {
+        format!("{}/{}", k.0, k.1)
+    }
+}
+
+fn pod_scheduled(pod: &Pod) -> Option<PodScheduled> {
+    let c = pod.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == "PodScheduled")?;
+    Some((c.status.clone(), c.reason.clone().unwrap_or_default(), c.message.clone().unwrap_or_default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1 as k8s;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use kube::api::ObjectMeta;
+
+    fn node(name: &str, cpu: &str) -> Object {
+        Object::Node(Box::new(k8s::Node {
+            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+            status: Some(k8s::NodeStatus {
+                allocatable: Some(
+                    [("cpu".to_string(), Quantity(cpu.into())), ("pods".to_string(), Quantity("110".into()))].into(),
+                ),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
+    }
+
+    fn pod(name: &str, uid: &str, node: &str, scheduler: &str) -> Object {
+        Object::Pod(Box::new(k8s::Pod {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                uid: Some(uid.into()),
+                annotations: Some([("scheduling.k8s.io/group-name".to_string(), "pg".to_string())].into()),
+                ..Default::default()
+            },
+            spec: Some(k8s::PodSpec {
+                scheduler_name: Some(scheduler.into()),
+                node_name: (!node.is_empty()).then(|| node.to_string()),
+                containers: vec![k8s::Container {
+                    name: "c".into(),
+                    resources: Some(k8s::ResourceRequirements {
+                        requests: Some([("cpu".to_string(), Quantity("1".into()))].into()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            status: Some(k8s::PodStatus { phase: Some("Pending".into()), ..Default::default() }),
+        }))
+    }
+
+    fn mirror() -> Mirror {
+        let mut m = Mirror::new(vec!["volcano".into()], vec![]);
+        for k in Kind::ALL {
+            m.handle(WatchEvent::Init(k));
+            m.handle(WatchEvent::InitDone(k));
+        }
+        m.handle(WatchEvent::Apply(node("n1", "4")));
+        m
+    }
+
+    fn node_of(m: &Mirror, name: &str) -> String {
+        let id = m.cluster.pod_id("ns", name).unwrap();
+        m.cluster.pod(id).unwrap().spec.node_name.clone()
+    }
+
+    #[test]
+    fn stale_update_does_not_undo_an_assumed_bind() {
+        let mut m = mirror();
+        m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
+        let (p, n) = (m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap());
+        let req = m.assume(p, n).unwrap();
+        assert_eq!(req, BindRequest { namespace: "ns".into(), name: "a".into(), uid: "u1".into(), node: "n1".into() });
+        assert_eq!(node_of(&m, "a"), "n1");
+        // An update still without nodeName (e.g. a status write) arrives before the bind lands.
+        assert_eq!(m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano"))), Applied::KeptAssumed);
+        assert_eq!(node_of(&m, "a"), "n1", "the pod keeps reserving its node");
+        // The API confirms the bind.
+        assert_eq!(m.handle(WatchEvent::Apply(pod("a", "u1", "n1", "volcano"))), Applied::Stored);
+        assert!(m.assumed().is_empty());
+        assert!(!m.bind_failed(&req), "a confirmed bind cannot fail afterwards");
+        assert_eq!(node_of(&m, "a"), "n1");
+    }
+
+    #[test]
+    fn failed_bind_returns_the_pod_to_pending() {
+        let mut m = mirror();
+        m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
+        let req = m.assume(m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap()).unwrap();
+        assert!(m.bind_failed(&req));
+        assert_eq!(node_of(&m, "a"), "");
+        assert!(m.assumed().is_empty());
+    }
+
+    #[test]
+    fn recreated_pod_drops_the_assumption() {
+        let mut m = mirror();
+        m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
+        let req = m.assume(m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap()).unwrap();
+        m.handle(WatchEvent::Apply(pod("a", "u2", "", "volcano")));
+        assert_eq!(node_of(&m, "a"), "", "a new pod of the same name is pending");
+        assert!(!m.bind_failed(&req));
+    }
+
+    #[test]
+    fn pods_of_other_schedulers_count_only_when_bound() {
+        let mut m = mirror();
+        assert_eq!(m.handle(WatchEvent::Apply(pod("x", "u1", "", "default-scheduler"))), Applied::Ignored);
+        assert!(m.cluster.pod_id("ns", "x").is_none());
+        assert_eq!(m.handle(WatchEvent::Apply(pod("y", "u2", "n1", "default-scheduler"))), Applied::Stored);
+        assert!(m.cluster.pod_id("ns", "y").is_some());
+    }
+
+    #[test]
+    fn relist_removes_what_vanished_and_keeps_the_rest() {
+        let mut m = mirror();
+        m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
+        m.handle(WatchEvent::Apply(pod("b", "u2", "", "volcano")));
+        m.handle(WatchEvent::Init(Kind::Pod));
+        m.handle(WatchEvent::InitApply(pod("b", "u2", "", "volcano")));
+        assert!(m.cluster.pod_id("ns", "a").is_some(), "nothing is removed before the relist completes");
+        m.handle(WatchEvent::InitDone(Kind::Pod));
+        assert!(m.cluster.pod_id("ns", "a").is_none());
+        assert!(m.cluster.pod_id("ns", "b").is_some());
+    }
+
+    #[test]
+    fn bad_objects_are_refused_and_reported_once() {
+        let mut m = mirror();
+        let mut bad = pod("a", "u1", "", "volcano");
+        if let Object::Pod(p) = &mut bad {
+            p.spec.as_mut().unwrap().containers[0]
+                .resources
+                .as_mut()
+                .unwrap()
+                .requests
+                .as_mut()
+                .unwrap()
+                .insert("cpu".into(), Quantity("lots".into()));
+        }
+        match m.handle(WatchEvent::Apply(bad.clone())) {
+            Applied::Refused(msg) => assert!(msg.contains("ns/a") && msg.contains("cpu"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
+        m.handle(WatchEvent::Apply(bad));
+        assert_eq!(m.refused, 1);
+    }
+
+    #[test]
+    fn node_selector_keeps_only_matching_nodes() {
+        let mut m = Mirror::new(vec!["volcano".into()], vec![("pool".into(), "gpu".into())]);
+        m.handle(WatchEvent::Apply(node("n1", "4")));
+        assert!(m.cluster.node_id("n1").is_none());
+        let mut n = node("n2", "4");
+        if let Object::Node(o) = &mut n {
+            o.metadata.labels = Some([("pool".to_string(), "gpu".to_string())].into());
+        }
+        m.handle(WatchEvent::Apply(n));
+        assert!(m.cluster.node_id("n2").is_some());
+    }
+}

@@ -1,0 +1,20 @@
+//! `basalt scheduler`: the live scheduler that takes vc-scheduler's place (volcano-behaviour.md
+//! §1.1). The parts:
+//! * [`watch`]: kube-rs watchers of Nodes, Pods, PodGroups, Queues and PriorityClasses;
+//! * [`mirror`]: watch events → core deltas on the cluster copy, with assumed binds and relists;
+//! * [`cycle`]: one scheduling cycle on the mirror and the API work its decisions make;
+//! * [`binder`] and [`status`]: that API work, asynchronous, rate-limited ([`limiter`]) and
+//!   retried;
+//! * [`runner`]: the process: client, startup queues, threads, signals.
+//!
+//! The scheduling loop runs on its own thread (the core is synchronous and uses rayon); the
+//! watchers, binder and writer run on a small tokio runtime and talk to it through channels.
+
+pub mod binder;
+pub mod cycle;
+pub mod duration;
+pub mod limiter;
+pub mod mirror;
+pub mod runner;
+pub mod status;
+pub mod watch;

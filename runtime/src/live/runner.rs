@@ -1,0 +1,378 @@
+//! The `basalt scheduler` process: builds the API client (kubeconfig, `--master`, or in-cluster
+//! config), creates the `root` and default Queues when missing (volcano-behaviour.md §1.3),
+//! starts the watchers, binder and status writer, runs the scheduling loop on its own thread
+//! every `--schedule-period` (sliding: counted from the end of the previous cycle), and stops on
+//! SIGTERM/SIGINT after the binds in flight finish (or the grace period ends).
+
+use super::binder::{self, BinderConfig};
+use super::cycle::{Input, Outputs, Scheduler};
+use super::limiter::RateLimiter;
+use super::mirror::{BindRequest, Mirror};
+use super::status::{self, Write, WriterConfig};
+use super::watch::{self, WatchStats};
+use crate::cli::scheduler::SchedulerArgs;
+use crate::crd;
+use basalt_core::conf::SchedulerConf;
+use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
+use kube::api::{Api, ObjectMeta, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Exit code: stopped by a signal after draining.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a fatal runtime error (no API server, lost leadership, startup queues).
+pub const EXIT_FATAL: u8 = 1;
+/// Exit code: the conf or a flag is invalid.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// How long in-flight binds may take to finish after a stop signal.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Builds the client config: `--kubeconfig` when given, else the in-cluster config, else the
+/// usual kubeconfig lookup (`$KUBECONFIG`, `~/.kube/config`); `--master` overrides the server.
+///
+/// Errors: a message naming the file or the failing source.
+pub async fn client_config(args: &SchedulerArgs) -> Result<Config, String> {
+    let mut cfg = if !args.kubeconfig.is_empty() {
+        let kc = Kubeconfig::read_from(&args.kubeconfig).map_err(|e| format!("--kubeconfig {}: {e}", args.kubeconfig))?;
+        Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| format!("--kubeconfig {}: {e}", args.kubeconfig))?
+    } else {
+        match Config::incluster() {
+            Ok(c) => c,
+            Err(_) => Config::infer().await.map_err(|e| format!("no --kubeconfig, no in-cluster config: {e}"))?,
+        }
+    };
+    if !args.master.is_empty() {
+        cfg.cluster_url = args.master.parse().map_err(|e| format!("--master {:?}: {e}", args.master))?;
+    }
+    Ok(cfg)
+}
+
+/// Creates Queue `name` with `weight` 1 and `reclaimable` as given when it does not exist.
+async fn ensure_queue(client: &Client, name: &str, reclaimable: bool) -> Result<bool, kube::Error> {
+    let api: Api<crd::Queue> = Api::all(client.clone());
+    if api.get_opt(name).await?.is_some() {
+        return Ok(false);
+    }
+    let q = crd::Queue {
+        metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+        spec: crd::QueueSpec { weight: Some(1), reclaimable: Some(reclaimable), ..Default::default() },
+        status: None,
+    };
+    match api.create(&PostParams::default(), &q).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Volcano's startup: Queues `root` (not reclaimable) and the default queue (reclaimable),
+/// retried up to 60 times a second apart.
+pub async fn ensure_startup_queues(client: &Client, default_queue: &str) -> Result<(), String> {
+    let mut last = String::new();
+    for _ in 0..60 {
+        let r = async {
+            let root = ensure_queue(client, "root", false).await?;
+            let dq = if default_queue == "root" { false } else { ensure_queue(client, default_queue, true).await? };
+            Ok::<_, kube::Error>((root, dq))
+        }
+        .await;
+        match r {
+            Ok((root, dq)) => {
+                if root {
+                    tracing::info!("created Queue root");
+                }
+                if dq {
+                    tracing::info!(queue = default_queue, "created the default Queue");
+                }
+                return Ok(());
+            }
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Err(format!("cannot create Queues root and {default_queue:?}: {last}"))
+}
+
+/// Sends the loop's API work into the binder's and writer's channels.
+struct ChannelOutputs {
+    binds: mpsc::UnboundedSender<BindRequest>,
+    writes: mpsc::UnboundedSender<Write>,
+}
+
+impl Outputs for ChannelOutputs {
+    fn bind(&self, r: BindRequest) {
+        let _ = self.binds.send(r);
+    }
+    fn write(&self, w: Write) {
+        let _ = self.writes.send(w);
+    }
+}
+
+/// What the loop thread needs besides the scheduler.
+pub struct LoopControl {
+    /// `--schedule-period`.
+    pub period: Duration,
+    /// The conf in force for the next cycle.
+    pub conf: Box<dyn Fn() -> Arc<SchedulerConf> + Send>,
+    /// Whether this process may schedule (leader, or leader election off).
+    pub leading: Box<dyn Fn() -> bool + Send>,
+    /// Set to stop the loop.
+    pub stop: Arc<AtomicBool>,
+    /// First cycle no later than this, even if a kind has not listed yet.
+    pub sync_deadline: Instant,
+    /// Called after every cycle with its summary.
+    pub observe: Box<dyn FnMut(&super::cycle::CycleSummary, &Scheduler) + Send>,
+}
+
+/// The scheduling loop: applies inputs as they arrive, runs a cycle every period once every
+/// kind has listed (or the sync deadline passed) and while leading; returns on stop or when
+/// every input sender is gone.
+pub fn scheduling_loop(mut s: Scheduler, rx: Receiver<Input>, out: &dyn Outputs, mut ctl: LoopControl) -> Scheduler {
+    let mut next = Instant::now();
+    let mut warned_unsynced = false;
+    loop {
+        loop {
+            if ctl.stop.load(Ordering::Relaxed) {
+                return s;
+            }
+            let now = Instant::now();
+            if now >= next {
+                break;
+            }
+            match rx.recv_timeout((next - now).min(Duration::from_millis(100))) {
+                Ok(i) => s.handle(i, out),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return s,
+            }
+        }
+        // Everything that arrived before the cycle starts is in it (bounded: what is queued now).
+        for _ in 0..rx.len() {
+            match rx.try_recv() {
+                Ok(i) => s.handle(i, out),
+                Err(_) => break,
+            }
+        }
+        let now = Instant::now();
+        if !s.mirror.synced() && now < ctl.sync_deadline {
+            next = now + Duration::from_millis(50);
+            continue;
+        }
+        if !s.mirror.synced() && !warned_unsynced {
+            tracing::warn!(kinds = ?s.mirror.unsynced(), "first list not complete within --resource-sync-timeout; scheduling anyway");
+            warned_unsynced = true;
+        }
+        if !(ctl.leading)() {
+            next = now + ctl.period;
+            continue;
+        }
+        let conf = (ctl.conf)();
+        let summary = s.run_cycle(&conf, out);
+        (ctl.observe)(&summary, &s);
+        next = Instant::now() + ctl.period;
+    }
+}
+
+/// Runs `basalt scheduler` to completion; returns the exit code.
+pub fn run(args: &SchedulerArgs) -> u8 {
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    rt.block_on(run_async(args.clone()))
+}
+
+async fn run_async(args: SchedulerArgs) -> u8 {
+    for f in args.ignored_flags() {
+        tracing::warn!("flag {f} is accepted for compatibility with vc-scheduler and has no effect in Basalt");
+    }
+    let node_selector = match args.node_selector_pairs() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if args.leader_elect_resource_lock != "leases" {
+        eprintln!("error: --leader-elect-resource-lock {:?}: only \"leases\" is supported", args.leader_elect_resource_lock);
+        return EXIT_BAD_INPUT;
+    }
+    let apply_flags = {
+        let a = args.clone();
+        move |c: &mut SchedulerConf| apply_options(c, &a)
+    };
+    let conf = match load_conf(args.conf_path().as_deref(), &apply_flags) {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let cfg = match client_config(&args).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    let client = match Client::try_from(cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot build the API client: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    if let Err(e) = ensure_startup_queues(&client, &args.default_queue).await {
+        eprintln!("error: {e}");
+        return EXIT_FATAL;
+    }
+
+    let (in_tx, in_rx): (Sender<Input>, Receiver<Input>) = crossbeam::channel::unbounded();
+    let (bind_tx, bind_rx) = mpsc::unbounded_channel();
+    let (write_tx, write_rx) = mpsc::unbounded_channel();
+    let limiter = Arc::new(RateLimiter::new(args.kube_api_qps, args.kube_api_burst));
+    let stats = Arc::new(WatchStats::default());
+    let watch_tx = in_tx.clone();
+    let watchers = watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone());
+    let bind_done = in_tx.clone();
+    let binder_cfg = BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
+    let binder = tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, move |r| {
+        let _ = bind_done.send(Input::Bind(r));
+    }));
+    let write_done = in_tx.clone();
+    let writer_cfg = WriterConfig {
+        timeout: args.api_timeout,
+        component: args.scheduler_names.first().cloned().unwrap_or_else(|| "volcano".into()),
+        ..WriterConfig::default()
+    };
+    let writer = tokio::spawn(status::run(client.clone(), limiter.clone(), writer_cfg, write_rx, move |r| {
+        let _ = write_done.send(Input::Write(r));
+    }));
+    drop(in_tx);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let cycle_base = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)) << 20;
+    let scheduler = Scheduler::new(Mirror::new(args.scheduler_names.clone(), node_selector), args.seed, cycle_base);
+    let conf_now = conf.clone();
+    let ctl = LoopControl {
+        period: args.schedule_period,
+        conf: Box::new(move || conf_now.clone()),
+        leading: Box::new(|| true),
+        stop: stop.clone(),
+        sync_deadline: Instant::now() + args.resource_sync_timeout,
+        observe: Box::new(|s, sch| {
+            if s.binds > 0 || s.writes > 0 {
+                tracing::debug!(
+                    cycle = sch.cycles(),
+                    binds = s.binds,
+                    pending = s.unschedulable,
+                    writes = s.writes,
+                    assumed = s.assumed,
+                    open_ms = s.open_ms,
+                    total_ms = s.total_ms,
+                    "cycle"
+                );
+            }
+        }),
+    };
+    let outputs = ChannelOutputs { binds: bind_tx, writes: write_tx };
+    tracing::info!(
+        schedulers = ?args.scheduler_names,
+        period = ?args.schedule_period,
+        actions = ?conf.actions.iter().map(|a| a.name()).collect::<Vec<_>>(),
+        "basalt scheduler started"
+    );
+    let loop_thread = std::thread::Builder::new().name("basalt-scheduling-loop".into()).spawn(move || {
+        let s = scheduling_loop(scheduler, in_rx, &outputs, ctl);
+        drop(outputs);
+        s
+    });
+    let loop_thread = match loop_thread {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot start the scheduling loop: {e}");
+            return EXIT_FATAL;
+        }
+    };
+
+    wait_for_signal().await;
+    tracing::info!("stopping: no new cycles; waiting for binds in flight");
+    stop.store(true, Ordering::Relaxed);
+    let joined = tokio::task::spawn_blocking(move || loop_thread.join()).await;
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        let _ = binder.await;
+        let _ = writer.await;
+    })
+    .await;
+    for w in watchers {
+        w.abort();
+    }
+    match joined {
+        Ok(Ok(s)) => {
+            tracing::info!(cycles = s.cycles(), bound = s.bound, bind_failures = s.bind_failures, "stopped");
+            EXIT_OK
+        }
+        _ => EXIT_FATAL,
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Applies the scheduler flags that live in the conf's options.
+pub fn apply_options(c: &mut SchedulerConf, a: &SchedulerArgs) {
+    let o = &mut c.options;
+    if let Some(v) = a.percentage_nodes_to_find {
+        o.percentage_nodes_to_find = v;
+    }
+    o.minimum_feasible_nodes = a.minimum_feasible_nodes;
+    o.minimum_percentage_nodes_to_find = a.minimum_percentage_nodes_to_find;
+    o.default_queue = a.default_queue.clone();
+}
+
+/// Loads the conf at `path` (None: Volcano's built-in default) and applies the flags.
+///
+/// Errors: the file cannot be read or is invalid, naming it.
+pub fn load_conf(path: Option<&std::path::Path>, apply: &dyn Fn(&mut SchedulerConf)) -> Result<SchedulerConf, String> {
+    let mut conf = match path {
+        None => SchedulerConf::default(),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read conf {}: {e}", p.display()))?;
+            let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", p.display()))?;
+            for w in warnings {
+                tracing::warn!(conf = %p.display(), "{w}");
+            }
+            conf
+        }
+    };
+    apply(&mut conf);
+    Ok(conf)
+}

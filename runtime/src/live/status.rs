@@ -1,0 +1,421 @@
+//! The status writer: every write the scheduler makes besides bindings, as Volcano makes them
+//! (volcano-behaviour.md §1.6, §1.7):
+//! * pod `PodScheduled` conditions through the `pods/status` subresource (`update`: GET, then
+//!   PUT with the resourceVersion read, retried on conflict), only when the condition changed;
+//! * PodGroup status by a full update of the object (its CRD has no status subresource), with
+//!   the resourceVersion the watch last delivered; a conflict is left to the next cycle, which
+//!   sees the newer object;
+//! * Queue `status.allocated` through the `queues/status` subresource;
+//! * `v1` Events on pods and PodGroups (`Scheduled`, `FailedScheduling`, `Unschedulable`, …).
+//!
+//! Writes run asynchronously, at most `workers` at once, behind the shared rate limit and a
+//! per-call timeout; transient failures (timeouts, transport errors, 429, 5xx) are retried with
+//! backoff. Every write ends in one [`WriteResult`].
+
+use super::limiter::RateLimiter;
+use crate::crd;
+use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
+use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
+use kube::Client;
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, Semaphore};
+
+/// The object an event is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Involved {
+    /// `Pod` or `PodGroup`.
+    pub kind: &'static str,
+    /// `v1` or `scheduling.volcano.sh/v1beta1`.
+    pub api_version: &'static str,
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// UID.
+    pub uid: String,
+}
+
+/// One write.
+#[derive(Clone, Debug)]
+pub enum Write {
+    /// Set the pod's `PodScheduled` condition (`status` `False`, `reason`, `message`).
+    PodCondition {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// UID the decision was about (a recreated pod is left alone).
+        uid: String,
+        /// `reason`: `Unschedulable`, `Schedulable` or `SchedulerError`.
+        reason: String,
+        /// `message`.
+        message: String,
+    },
+    /// Record an event.
+    Event {
+        /// What it is about.
+        involved: Involved,
+        /// `Normal` or `Warning`.
+        type_: &'static str,
+        /// Reason, e.g. `Scheduled`.
+        reason: String,
+        /// Message.
+        message: String,
+    },
+    /// Replace a PodGroup (new status set in the object).
+    PodGroup(Box<DynamicObject>),
+    /// Set a Queue's `status.allocated` (Kubernetes quantities).
+    QueueAllocated {
+        /// Queue name.
+        name: String,
+        /// `status.allocated`.
+        allocated: std::collections::BTreeMap<String, String>,
+    },
+}
+
+impl Write {
+    /// Metric label of the write (`pod_status`, `event`, `podgroup`, `queue_status`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Write::PodCondition { .. } => "pod_status",
+            Write::Event { .. } => "event",
+            Write::PodGroup(_) => "podgroup",
+            Write::QueueAllocated { .. } => "queue_status",
+        }
+    }
+}
+
+/// How a write ended.
+#[derive(Clone, Debug)]
+pub struct WriteResult {
+    /// [`Write::kind`].
+    pub kind: &'static str,
+    /// `ns/name` or name of the object written.
+    pub object: String,
+    /// `Ok` with the updated object for PodGroups, or the error.
+    pub outcome: Result<Option<DynamicObject>, String>,
+    /// API calls made.
+    pub calls: u32,
+}
+
+/// Writer settings.
+#[derive(Clone, Debug)]
+pub struct WriterConfig {
+    /// Writes in flight at once (Volcano uses 16 PodGroup status workers).
+    pub workers: usize,
+    /// Timeout of one call.
+    pub timeout: Duration,
+    /// Calls per write at most (conflicts and transient errors).
+    pub max_attempts: u32,
+    /// The `source.component` / `reportingComponent` of events (the scheduler name).
+    pub component: String,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        WriterConfig { workers: 16, timeout: Duration::from_secs(10), max_attempts: 3, component: "volcano".into() }
+    }
+}
+
+fn pod_resource() -> ApiResource {
+    ApiResource::erase::<Pod>(&())
+}
+
+fn pod_group_resource() -> ApiResource {
+    ApiResource::erase::<crd::PodGroup>(&())
+}
+
+fn queue_resource() -> ApiResource {
+    ApiResource::erase::<crd::Queue>(&())
+}
+
+fn transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
+        _ => true,
+    }
+}
+
+fn conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+fn not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404)
+}
+
+/// Shared state of the writer's calls.
+struct Ctx {
+    client: Client,
+    limiter: Arc<RateLimiter>,
+    cfg: WriterConfig,
+    calls: AtomicU64,
+}
+
+impl Ctx {
+    async fn call<T, F>(&self, f: F) -> Result<T, kube::Error>
+    where
+        F: std::future::Future<Output = Result<T, kube::Error>>,
+    {
+        self.limiter.acquire().await;
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        match tokio::time::timeout(self.cfg.timeout, f).await {
+            Ok(r) => r,
+            Err(_) => Err(kube::Error::Service(format!("timed out after {:?}", self.cfg.timeout).into())),
+        }
+    }
+}
+
+fn now_time() -> Time {
+    Time(k8s_openapi::jiff::Timestamp::now())
+}
+
+/// Sets `PodScheduled` in a pod object's `status.conditions`: replaces a condition of that
+/// type, keeping its `lastTransitionTime` when the status did not change.
+pub fn set_pod_scheduled(pod: &mut Value, reason: &str, message: &str) {
+    let now = serde_json::to_value(now_time()).unwrap_or(Value::Null);
+    let status = pod.as_object_mut().map(|o| o.entry("status").or_insert_with(|| serde_json::json!({})));
+    let Some(status) = status.and_then(Value::as_object_mut) else { return };
+    let conds = status.entry("conditions").or_insert_with(|| Value::Array(vec![]));
+    if !conds.is_array() {
+        *conds = Value::Array(vec![]);
+    }
+    let Some(list) = conds.as_array_mut() else { return };
+    let old = list.iter().position(|c| c["type"] == "PodScheduled");
+    let transition = match old {
+        Some(i) if list[i]["status"] == "False" => list[i]["lastTransitionTime"].clone(),
+        _ => now,
+    };
+    let cond = serde_json::json!({
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": Value::Null,
+        "lastTransitionTime": transition,
+    });
+    match old {
+        Some(i) => list[i] = cond,
+        None => list.push(cond),
+    }
+}
+
+async fn write_pod_condition(ctx: &Ctx, ns: &str, name: &str, uid: &str, reason: &str, message: &str) -> Result<(), String> {
+    let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &pod_resource());
+    let mut last = String::new();
+    for _ in 0..ctx.cfg.max_attempts.max(1) {
+        let mut obj = match ctx.call(api.get(name)).await {
+            Ok(o) => o,
+            Err(e) if not_found(&e) => return Ok(()),
+            Err(e) if transient(&e) => {
+                last = e.to_string();
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        if obj.metadata.uid.as_deref().is_some_and(|u| u != uid) {
+            return Ok(());
+        }
+        set_pod_scheduled(&mut obj.data, reason, message);
+        match ctx.call(api.replace_status(name, &PostParams::default(), &obj)).await {
+            Ok(_) => return Ok(()),
+            Err(e) if not_found(&e) => return Ok(()),
+            Err(e) if conflict(&e) || transient(&e) => last = e.to_string(),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(last)
+}
+
+fn event_object(cfg: &WriterConfig, involved: &Involved, type_: &str, reason: &str, message: &str) -> Event {
+    let now = now_time();
+    let nanos = k8s_openapi::jiff::Timestamp::now().as_nanosecond();
+    Event {
+        metadata: ObjectMeta {
+            name: Some(format!("{}.{:x}", involved.name, nanos)),
+            namespace: Some(involved.namespace.clone()),
+            ..Default::default()
+        },
+        involved_object: ObjectReference {
+            kind: Some(involved.kind.into()),
+            api_version: Some(involved.api_version.into()),
+            namespace: Some(involved.namespace.clone()),
+            name: Some(involved.name.clone()),
+            uid: (!involved.uid.is_empty()).then(|| involved.uid.clone()),
+            ..Default::default()
+        },
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+        type_: Some(type_.into()),
+        source: Some(EventSource { component: Some(cfg.component.clone()), host: None }),
+        reporting_component: Some(cfg.component.clone()),
+        reporting_instance: Some(cfg.component.clone()),
+        first_timestamp: Some(now.clone()),
+        last_timestamp: Some(now),
+        event_time: None::<MicroTime>,
+        count: Some(1),
+        ..Default::default()
+    }
+}
+
+async fn write_event(ctx: &Ctx, involved: &Involved, type_: &str, reason: &str, message: &str) -> Result<(), String> {
+    let api: Api<Event> = Api::namespaced(ctx.client.clone(), &involved.namespace);
+    let ev = event_object(&ctx.cfg, involved, type_, reason, message);
+    let mut last = String::new();
+    for _ in 0..ctx.cfg.max_attempts.max(1) {
+        match ctx.call(api.create(&PostParams::default(), &ev)).await {
+            Ok(_) => return Ok(()),
+            Err(e) if transient(&e) => last = e.to_string(),
+            Err(e) => return Err(e.to_string()),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(last)
+}
+
+async fn write_pod_group(ctx: &Ctx, obj: &DynamicObject) -> Result<Option<DynamicObject>, String> {
+    let ns = obj.metadata.namespace.clone().unwrap_or_else(|| crate::convert::DEFAULT_NAMESPACE.into());
+    let name = obj.metadata.name.clone().unwrap_or_default();
+    let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &ns, &pod_group_resource());
+    let mut last = String::new();
+    for _ in 0..ctx.cfg.max_attempts.max(1) {
+        match ctx.call(api.replace(&name, &PostParams::default(), obj)).await {
+            Ok(o) => return Ok(Some(o)),
+            Err(e) if not_found(&e) => return Ok(None),
+            Err(e) if transient(&e) => last = e.to_string(),
+            Err(e) => {
+                tracing::debug!(podgroup = %format!("{ns}/{name}"), body = %obj.data["status"], "PodGroup update refused");
+                return Err(e.to_string());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(last)
+}
+
+async fn write_queue_allocated(
+    ctx: &Ctx,
+    name: &str,
+    allocated: &std::collections::BTreeMap<String, String>,
+) -> Result<Option<DynamicObject>, String> {
+    let api: Api<DynamicObject> = Api::all_with(ctx.client.clone(), &queue_resource());
+    let mut last = String::new();
+    for _ in 0..ctx.cfg.max_attempts.max(1) {
+        let mut obj = match ctx.call(api.get(name)).await {
+            Ok(o) => o,
+            Err(e) if not_found(&e) => return Ok(None),
+            Err(e) if transient(&e) => {
+                last = e.to_string();
+                continue;
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        if let Some(o) = obj.data.as_object_mut() {
+            let status = o.entry("status").or_insert_with(|| serde_json::json!({}));
+            if !status.is_object() {
+                *status = serde_json::json!({});
+            }
+            status["allocated"] = serde_json::to_value(allocated).map_err(|e| e.to_string())?;
+        }
+        match ctx.call(api.replace_status(name, &PostParams::default(), &obj)).await {
+            Ok(o) => return Ok(Some(o)),
+            Err(e) if not_found(&e) => return Ok(None),
+            Err(e) if conflict(&e) || transient(&e) => last = e.to_string(),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(last)
+}
+
+async fn perform(ctx: &Ctx, w: Write) -> WriteResult {
+    let kind = w.kind();
+    let before = ctx.calls.load(Ordering::Relaxed);
+    let (object, outcome) = match &w {
+        Write::PodCondition { namespace, name, uid, reason, message } => {
+            (format!("{namespace}/{name}"), write_pod_condition(ctx, namespace, name, uid, reason, message).await.map(|()| None))
+        }
+        Write::Event { involved, type_, reason, message } => (
+            format!("{}/{}", involved.namespace, involved.name),
+            write_event(ctx, involved, type_, reason, message).await.map(|()| None),
+        ),
+        Write::PodGroup(obj) => (
+            format!("{}/{}", obj.metadata.namespace.as_deref().unwrap_or(""), obj.metadata.name.as_deref().unwrap_or("")),
+            write_pod_group(ctx, obj).await,
+        ),
+        Write::QueueAllocated { name, allocated } => (name.clone(), write_queue_allocated(ctx, name, allocated).await),
+    };
+    let calls = (ctx.calls.load(Ordering::Relaxed) - before) as u32;
+    WriteResult { kind, object, outcome, calls }
+}
+
+/// Runs the writer until `writes` closes, then waits for the writes in flight; every result
+/// goes to `done`.
+pub async fn run(
+    client: Client,
+    limiter: Arc<RateLimiter>,
+    cfg: WriterConfig,
+    mut writes: mpsc::UnboundedReceiver<Write>,
+    done: impl Fn(WriteResult) + Send + Sync + 'static,
+) {
+    let slots = Arc::new(Semaphore::new(cfg.workers.max(1)));
+    let ctx = Arc::new(Ctx { client, limiter, cfg, calls: AtomicU64::new(0) });
+    let done = Arc::new(done);
+    let mut tasks = tokio::task::JoinSet::new();
+    while let Some(w) = writes.recv().await {
+        let Ok(permit) = slots.clone().acquire_owned().await else { break };
+        let (ctx, done) = (ctx.clone(), done.clone());
+        tasks.spawn(async move {
+            let r = perform(&ctx, w).await;
+            drop(permit);
+            done(r);
+        });
+        while tasks.try_join_next().is_some() {}
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_scheduled_replaces_the_condition_and_keeps_other_ones() {
+        let mut pod = serde_json::json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False"},
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "old", "lastTransitionTime": "2020-01-01T00:00:00Z"}
+        ]}});
+        set_pod_scheduled(&mut pod, "Unschedulable", "new");
+        let conds = pod["status"]["conditions"].as_array().unwrap();
+        assert_eq!(conds.len(), 2);
+        assert_eq!(conds[0]["type"], "Ready");
+        assert_eq!(conds[1]["message"], "new");
+        assert_eq!(conds[1]["lastTransitionTime"], "2020-01-01T00:00:00Z", "status unchanged: transition time kept");
+    }
+
+    #[test]
+    fn pod_scheduled_is_added_when_missing() {
+        let mut pod = serde_json::json!({"metadata": {"name": "p"}});
+        set_pod_scheduled(&mut pod, "SchedulerError", "failed to bind to node n1: boom");
+        let c = &pod["status"]["conditions"][0];
+        assert_eq!(
+            (c["type"].as_str(), c["status"].as_str(), c["reason"].as_str()),
+            (Some("PodScheduled"), Some("False"), Some("SchedulerError"))
+        );
+        assert!(c["lastTransitionTime"].is_string());
+    }
+
+    #[test]
+    fn events_name_the_object_and_component() {
+        let inv = Involved { kind: "Pod", api_version: "v1", namespace: "ns".into(), name: "p".into(), uid: "u".into() };
+        let e = event_object(&WriterConfig::default(), &inv, "Normal", "Scheduled", "Successfully assigned ns/p to n1");
+        assert_eq!(e.involved_object.name.as_deref(), Some("p"));
+        assert_eq!(e.source.unwrap().component.as_deref(), Some("volcano"));
+        assert!(e.metadata.name.unwrap().starts_with("p."));
+        assert_eq!(e.count, Some(1));
+    }
+}

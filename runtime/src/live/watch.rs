@@ -1,0 +1,132 @@
+//! Watches: one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses),
+//! each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
+//! watchers relist on their own after a `410 Gone` or a broken stream (kube-rs `watcher`, with
+//! its default exponential backoff on errors), and a relist arrives as `Init … InitDone`, which
+//! the [`super::mirror::Mirror`] turns into a resync.
+
+use super::mirror::{Kind, Object, WatchEvent};
+use crate::crd;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::watcher::{self, watcher, Event};
+use kube::runtime::WatchStreamExt;
+use kube::Client;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+/// Counters of the watch streams.
+#[derive(Debug, Default)]
+pub struct WatchStats {
+    /// Events delivered.
+    pub events: AtomicU64,
+    /// Stream errors (each followed by a backoff and a retry).
+    pub errors: AtomicU64,
+    /// Relists started (the first list included).
+    pub relists: AtomicU64,
+}
+
+fn tag(kind: Kind, ev: Event<Object>) -> WatchEvent {
+    match ev {
+        Event::Init => WatchEvent::Init(kind),
+        Event::InitApply(o) => WatchEvent::InitApply(o),
+        Event::InitDone => WatchEvent::InitDone(kind),
+        Event::Apply(o) => WatchEvent::Apply(o),
+        Event::Delete(o) => WatchEvent::Delete(o),
+    }
+}
+
+async fn drive<K, S>(kind: Kind, stream: S, wrap: fn(K) -> Object, send: Sender, stats: Arc<WatchStats>)
+where
+    S: futures::Stream<Item = Result<Event<K>, watcher::Error>>,
+{
+    futures::pin_mut!(stream);
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(ev) => {
+                stats.events.fetch_add(1, Ordering::Relaxed);
+                if matches!(ev, Event::Init) {
+                    stats.relists.fetch_add(1, Ordering::Relaxed);
+                }
+                if !send(tag(kind, ev.map(wrap))) {
+                    return;
+                }
+            }
+            Err(e) => {
+                stats.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(kind = kind.as_str(), "watch failed (retrying with backoff): {e}");
+            }
+        }
+    }
+}
+
+/// Where watch events go; returning false stops the watcher.
+pub type Sender = Arc<dyn Fn(WatchEvent) -> bool + Send + Sync>;
+
+fn spawn_typed<K>(kind: Kind, api: Api<K>, wrap: fn(K) -> Object, send: Sender, stats: Arc<WatchStats>) -> JoinHandle<()>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
+    tokio::spawn(drive(kind, watcher(api, watcher::Config::default()).default_backoff(), wrap, send, stats))
+}
+
+fn spawn_dynamic(
+    kind: Kind,
+    client: &Client,
+    ar: ApiResource,
+    wrap: fn(DynamicObject) -> Object,
+    send: Sender,
+    stats: Arc<WatchStats>,
+) -> JoinHandle<()> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+    tokio::spawn(drive(kind, watcher(api, watcher::Config::default()).default_backoff(), wrap, send, stats))
+}
+
+trait MapEvent<K> {
+    fn map(self, f: fn(K) -> Object) -> Event<Object>;
+}
+
+impl<K> MapEvent<K> for Event<K> {
+    fn map(self, f: fn(K) -> Object) -> Event<Object> {
+        match self {
+            Event::Init => Event::Init,
+            Event::InitApply(o) => Event::InitApply(f(o)),
+            Event::InitDone => Event::InitDone,
+            Event::Apply(o) => Event::Apply(f(o)),
+            Event::Delete(o) => Event::Delete(f(o)),
+        }
+    }
+}
+
+/// Starts the five watchers; each event goes to `send` (returning false stops that watcher).
+pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>) -> Vec<JoinHandle<()>> {
+    vec![
+        spawn_typed(Kind::Node, Api::<Node>::all(client.clone()), |o| Object::Node(Box::new(o)), send.clone(), stats.clone()),
+        spawn_typed(Kind::Pod, Api::<Pod>::all(client.clone()), |o| Object::Pod(Box::new(o)), send.clone(), stats.clone()),
+        spawn_dynamic(
+            Kind::PodGroup,
+            client,
+            ApiResource::erase::<crd::PodGroup>(&()),
+            |o| Object::PodGroup(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+        ),
+        spawn_dynamic(
+            Kind::Queue,
+            client,
+            ApiResource::erase::<crd::Queue>(&()),
+            |o| Object::Queue(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+        ),
+        spawn_typed(
+            Kind::PriorityClass,
+            Api::<PriorityClass>::all(client.clone()),
+            |o| Object::PriorityClass(Box::new(o)),
+            send,
+            stats,
+        ),
+    ]
+}
