@@ -108,6 +108,10 @@ pub struct SchedulerArgs {
     /// Timeout of one API call made by the binder or status writer (Basalt).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub api_timeout: Duration,
+    /// Stop after this many cycles, once their binds and writes are done (Basalt; for tests and
+    /// comparisons with `basalt simulate`; 0 = run until stopped).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_cycles: u64,
 
     // vc-scheduler flags accepted for compatibility; Basalt does not act on them.
     /// Accepted for compatibility (logs always go to stderr).

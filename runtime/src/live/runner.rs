@@ -54,6 +54,20 @@ pub async fn client_config(args: &SchedulerArgs) -> Result<Config, String> {
     Ok(cfg)
 }
 
+/// This process's identity: `<hostname>_<random hex>` (client-go's leader-election identity
+/// shape), also sent in the User-Agent so the API server's audit log tells processes apart.
+pub fn process_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "basalt".into());
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let mix = (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15;
+    format!("{host}_{:016x}", mix.wrapping_mul(0xbf58_476d_1ce4_e5b9))
+}
+
 /// Creates Queue `name` with `weight` 1 and `reclaimable` as given when it does not exist.
 async fn ensure_queue(client: &Client, name: &str, reclaimable: bool) -> Result<bool, kube::Error> {
     let api: Api<crd::Queue> = Api::all(client.clone());
@@ -129,6 +143,8 @@ pub struct LoopControl {
     pub sync_deadline: Instant,
     /// Called after every cycle with its summary.
     pub observe: Box<dyn FnMut(&super::cycle::CycleSummary, &Scheduler) + Send>,
+    /// Return after this many cycles (0: never).
+    pub max_cycles: u64,
 }
 
 /// The scheduling loop: applies inputs as they arrive, runs a cycle every period once every
@@ -175,6 +191,18 @@ pub fn scheduling_loop(mut s: Scheduler, rx: Receiver<Input>, out: &dyn Outputs,
         let conf = (ctl.conf)();
         let summary = s.run_cycle(&conf, out);
         (ctl.observe)(&summary, &s);
+        if ctl.max_cycles > 0 && s.cycles() >= ctl.max_cycles {
+            // Let the last cycle's binds land (the watch confirms them) before returning.
+            let deadline = Instant::now() + SHUTDOWN_GRACE;
+            while !s.mirror.assumed().is_empty() && Instant::now() < deadline && !ctl.stop.load(Ordering::Relaxed) {
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(i) => s.handle(i, out),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
+            return s;
+        }
         next = Instant::now() + ctl.period;
     }
 }
@@ -217,13 +245,18 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    let cfg = match client_config(&args).await {
+    let mut cfg = match client_config(&args).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_FATAL;
         }
     };
+    let identity = process_identity();
+    let ua = format!("basalt-scheduler/{} ({identity})", env!("CARGO_PKG_VERSION"));
+    if let Ok(v) = http::HeaderValue::from_str(&ua) {
+        cfg.headers.push((http::header::USER_AGENT, v));
+    }
     let client = match Client::try_from(cfg) {
         Ok(c) => c,
         Err(e) => {
@@ -269,6 +302,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
         leading: Box::new(|| true),
         stop: stop.clone(),
         sync_deadline: Instant::now() + args.resource_sync_timeout,
+        max_cycles: args.max_cycles,
         observe: Box::new(|s, sch| {
             if s.binds > 0 || s.writes > 0 {
                 tracing::debug!(
@@ -304,10 +338,15 @@ async fn run_async(args: SchedulerArgs) -> u8 {
         }
     };
 
-    wait_for_signal().await;
-    tracing::info!("stopping: no new cycles; waiting for binds in flight");
-    stop.store(true, Ordering::Relaxed);
-    let joined = tokio::task::spawn_blocking(move || loop_thread.join()).await;
+    let mut joined = tokio::task::spawn_blocking(move || loop_thread.join());
+    let joined = tokio::select! {
+        j = &mut joined => j,
+        _ = wait_for_signal() => {
+            tracing::info!("stopping: no new cycles; waiting for binds in flight");
+            stop.store(true, Ordering::Relaxed);
+            joined.await
+        }
+    };
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
         let _ = binder.await;
         let _ = writer.await;

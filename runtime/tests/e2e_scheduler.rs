@@ -1,0 +1,175 @@
+//! `basalt scheduler` end to end through a real kube-apiserver v1.20.2 (tests/support), run with
+//! the identity and ClusterRole of `deploy/` (never as an administrator):
+//! * 500 nodes, 5,000 pods in gangs of 10 across 4 queues: every pod bound once (audit log) to a
+//!   node that fits, PodGroups Running, `Scheduled` events, Queue `status.allocated`;
+//! * a gang that cannot fit: `PodScheduled=False/Unschedulable` with Volcano's message on its
+//!   pods, the PodGroup's `Unschedulable` condition and Warning event;
+//! * nothing the scheduler called was refused by RBAC (no 403 in the audit log).
+
+mod e2e;
+mod support;
+
+use e2e::process::SchedulerProcess;
+use e2e::{create_queues, events, node_of, nodes, pod_scheduled, pods, Gangs, SCHEDULER_USER};
+use k8s_openapi::api::core::v1::Node;
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use support::{apply_scheduler_rbac, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver};
+
+fn milli(q: &str) -> i64 {
+    basalt_runtime::convert::resources::amount("cpu", q).unwrap()
+}
+
+fn bytes(q: &str) -> i64 {
+    basalt_runtime::convert::resources::amount("memory", q).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditions() -> support::Result<()> {
+    let server = TestApiserver::start()?;
+    let admin = server.admin_client().await?;
+    install_volcano_crds(&admin).await?;
+    apply_scheduler_rbac(&admin).await?;
+    let ns = fresh_namespace(&admin, "e2e").await?;
+    nodes(&admin, "node", 500, "16", "64Gi").await?;
+    let queues: Vec<String> = (0..4).map(|i| format!("q{i}")).collect();
+    create_queues(&admin, &queues).await?;
+    let names = Gangs { namespace: &ns, prefix: "job", groups: 500, gang: 10, queues: &queues, cpu: "500m", memory: "1Gi" }
+        .create(&admin)
+        .await?;
+    assert_eq!(names.len(), 5000);
+    let kubelet = Kubelet::start(admin.clone(), Some(&ns));
+
+    let mut sched = SchedulerProcess::start(
+        server.dir(),
+        "scheduler",
+        &server.scheduler_kubeconfig(),
+        &["--leader-elect=false", "--schedule-period=1s"],
+    )?;
+    let all_bound = wait_for("all 5000 pods bound", Duration::from_secs(240), || async {
+        let n = e2e::bound_count(&admin, &ns).await?;
+        Ok((n == 5000).then_some(n))
+    })
+    .await;
+    if let Err(e) = all_bound {
+        return Err(format!("{e}; scheduler log tail:\n{}", tail(&sched.log_text(), 30)).into());
+    }
+
+    // Every pod on a node that fits: per node, Σ requests ≤ allocatable.
+    let pods = pods(&admin, &ns).await?;
+    let node_list = Api::<Node>::all(admin.clone()).list(&ListParams::default()).await?;
+    let alloc: BTreeMap<String, (i64, i64)> = node_list
+        .items
+        .iter()
+        .map(|n| {
+            let a = n.status.as_ref().unwrap().allocatable.as_ref().unwrap();
+            (n.name_any(), (milli(&a["cpu"].0), bytes(&a["memory"].0)))
+        })
+        .collect();
+    let mut used: BTreeMap<&str, (i64, i64, usize)> = BTreeMap::new();
+    for p in pods.values() {
+        let u = used.entry(node_of(p)).or_default();
+        u.0 += 500;
+        u.1 += 1 << 30;
+        u.2 += 1;
+    }
+    for (node, (cpu, mem, count)) in &used {
+        let (acpu, amem) = alloc.get(*node).ok_or_else(|| format!("pod bound to unknown node {node}"))?;
+        assert!(cpu <= acpu && mem <= amem && *count <= 110, "node {node} over-committed: {cpu}m {mem}B {count} pods");
+    }
+
+    // Exactly one successful binding per pod, all by the scheduler's identity, none refused.
+    let audit = server.audit()?;
+    let by_sched = audit.by_user(SCHEDULER_USER);
+    let counts = by_sched.binding_counts();
+    for name in &names {
+        let c = counts.get(&(ns.clone(), name.clone())).copied().unwrap_or_default();
+        assert_eq!(c.succeeded, 1, "pod {name}: {c:?}");
+    }
+    let forbidden = by_sched.filter(|e| e.code == 403);
+    assert!(forbidden.events().is_empty(), "calls outside the ClusterRole: {:?}", forbidden.events());
+    let admin_binds = audit.by_user("admin").filter(|e| e.is_binding());
+    assert!(admin_binds.events().is_empty(), "only the scheduler binds");
+
+    // PodGroups Running, Scheduled events on pods, queue allocations written.
+    wait_for("every PodGroup Running", Duration::from_secs(60), || async {
+        let pgs = Api::<basalt_runtime::crd::PodGroup>::namespaced(admin.clone(), &ns).list(&ListParams::default()).await?;
+        let running = pgs.items.iter().filter(|g| g.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")).count();
+        Ok((running == 500).then_some(()))
+    })
+    .await?;
+    // Events are written after the binds, asynchronously: wait for all of them, then check
+    // there is exactly one per pod.
+    let evs = wait_for("5000 Scheduled events", Duration::from_secs(60), || async {
+        let evs = events(&admin, &ns).await?;
+        let n = evs
+            .iter()
+            .filter(|e| e.reason.as_deref() == Some("Scheduled") && e.involved_object.kind.as_deref() == Some("Pod"))
+            .count();
+        Ok((n >= 5000).then_some(evs))
+    })
+    .await?;
+    let mut per_pod: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in evs.iter().filter(|e| e.reason.as_deref() == Some("Scheduled") && e.involved_object.kind.as_deref() == Some("Pod")) {
+        *per_pod.entry(e.involved_object.name.as_deref().unwrap_or("")).or_default() += 1;
+    }
+    assert!(per_pod.len() == 5000 && per_pod.values().all(|n| *n == 1), "one Scheduled event per pod");
+    let sample = evs.iter().find(|e| e.reason.as_deref() == Some("Scheduled")).unwrap();
+    assert!(sample.message.as_deref().unwrap().starts_with(&format!("Successfully assigned {ns}/")), "{sample:?}");
+    let qs = Api::<basalt_runtime::crd::Queue>::all(admin.clone()).list(&ListParams::default()).await?;
+    let q0 = qs.items.iter().find(|q| q.name_any() == "q0").unwrap();
+    let allocated = q0.status.as_ref().and_then(|s| s.allocated.clone()).unwrap_or_default();
+    assert_eq!(allocated.get("cpu").map(|q| milli(&q.0)), Some(125 * 10 * 500), "q0 holds 125 gangs: {allocated:?}");
+
+    // A gang that cannot fit anywhere: 17 cpu per pod, nodes have 16.
+    let _ = Gangs { namespace: &ns, prefix: "big", groups: 1, gang: 3, queues: &queues[..1], cpu: "17", memory: "1Gi" }
+        .create(&admin)
+        .await?;
+    let cond = wait_for("big-0-0 marked unschedulable", Duration::from_secs(30), || async {
+        let p = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(admin.clone(), &ns).get("big-0-0").await?;
+        Ok(pod_scheduled(&p).filter(|c| c.0 == "False"))
+    })
+    .await?;
+    assert_eq!(cond.1, "Unschedulable");
+    assert_eq!(cond.2, "0/500 nodes are unavailable: 500 Insufficient cpu.", "Volcano's FitErrors message");
+    let pg = wait_for("PodGroup big-0 Unschedulable", Duration::from_secs(30), || async {
+        let g = Api::<basalt_runtime::crd::PodGroup>::namespaced(admin.clone(), &ns).get("big-0").await?;
+        let conds = g.status.clone().and_then(|s| s.conditions).unwrap_or_default();
+        Ok(conds.into_iter().find(|c| c.type_.as_deref() == Some("Unschedulable")))
+    })
+    .await?;
+    assert_eq!(pg.reason.as_deref(), Some("NotEnoughResources"));
+    assert!(pg.message.as_deref().unwrap_or("").starts_with("3/3 tasks in gang unschedulable"), "{pg:?}");
+    let evs = events(&admin, &ns).await?;
+    let pg_events: Vec<_> = evs
+        .iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some("big-0") && e.reason.as_deref() == Some("Unschedulable"))
+        .collect();
+    assert_eq!(pg_events.len(), 1, "one Unschedulable event, repeats folded: {pg_events:?}");
+    assert_eq!(pg_events[0].type_.as_deref(), Some("Warning"));
+    let failed: Vec<_> = evs
+        .iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some("big-0-0") && e.reason.as_deref() == Some("FailedScheduling"))
+        .collect();
+    assert_eq!(failed.len(), 1, "FailedScheduling once, when the condition changed");
+
+    // The condition is written only when it changes: a few more cycles add no writes.
+    let before =
+        server.audit()?.by_user(SCHEDULER_USER).filter(|e| e.resource == "pods" && e.subresource == "status").events().len();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after =
+        server.audit()?.by_user(SCHEDULER_USER).filter(|e| e.resource == "pods" && e.subresource == "status").events().len();
+    assert_eq!(before, after, "no pod status rewrite when nothing changed");
+
+    assert_eq!(sched.terminate(), Some(0), "graceful stop on SIGTERM");
+    let errors = kubelet.stop().await;
+    assert!(errors.is_empty(), "kubelet errors: {errors:?}");
+    Ok(())
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
