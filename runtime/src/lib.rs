@@ -5,6 +5,7 @@
 //! * [`load`]: YAML/JSON files → a core [`basalt_core::Cluster`], with per-document issues;
 //! * [`sim`]: the in-memory simulated cluster behind `basalt simulate`, and its reports;
 //! * [`replay`]: `basalt replay`: workloads and traces over virtual time, with a report;
+//! * [`live`]: building blocks of the live scheduler (leader election, conf reload, metrics);
 //! * [`cli`]: the `basalt` command line.
 //!
 //! * [`live`]: `basalt scheduler`, the live scheduler: watches, the cluster mirror with assumed

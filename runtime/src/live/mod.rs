@@ -5,6 +5,10 @@
 //! * [`cycle`]: one scheduling cycle on the mirror and the API work its decisions make;
 //! * [`binder`] and [`status`]: that API work, asynchronous, rate-limited ([`limiter`]) and
 //!   retried;
+//! * [`leader`]: leader election on a `coordination.k8s.io/v1` Lease, client-go's algorithm;
+//! * [`reload`]: the scheduler conf, re-read when its file (or ConfigMap volume) changes;
+//! * [`metrics`]: Volcano's `volcano_*` scheduler metrics and Basalt's own, served on
+//!   `/metrics`, with `/healthz`;
 //! * [`runner`]: the process: client, startup queues, threads, signals.
 //!
 //! The scheduling loop runs on its own thread (the core is synchronous and uses rayon); the
@@ -13,8 +17,11 @@
 pub mod binder;
 pub mod cycle;
 pub mod duration;
+pub mod leader;
 pub mod limiter;
+pub mod metrics;
 pub mod mirror;
+pub mod reload;
 pub mod runner;
 pub mod status;
 pub mod watch;

@@ -1,0 +1,331 @@
+//! The scheduler conf, reloaded when its file changes (behaviour contract §1.2).
+//!
+//! Volcano watches the conf file's **directory** with fsnotify and reloads on Write or Create, so
+//! a ConfigMap volume works: the kubelet writes a new `..<timestamp>` folder, points a
+//! `..data_tmp` symlink at it and renames it over `..data`, while the file itself
+//! (`volcano-scheduler.conf → ..data/volcano-scheduler.conf`) is never written. [`ConfWatcher`]
+//! does the same with `notify`: any create, write, rename or remove in the directory schedules a
+//! re-read after a quiet period of [`DEBOUNCE`] (a swap is several events), with the parser
+//! `basalt simulate` uses ([`SchedulerConf::parse`]). A read or parse error keeps the last good
+//! conf and is logged (warn, with the file and the error), as Volcano keeps its previous conf.
+//! No conf file means Volcano's built-in default; so does an empty one (the parser's rule).
+//! Command-line options are applied on top of every conf loaded.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use basalt_core::conf::SchedulerConf;
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::watch;
+
+/// Quiet period after the last file-system event before the conf is re-read.
+pub const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// The command-line options applied on top of every conf loaded.
+type Apply = dyn Fn(&mut SchedulerConf) + Send + Sync;
+
+/// The current scheduler conf, kept up to date with its file. Dropping it stops watching.
+pub struct ConfWatcher {
+    inner: Arc<Inner>,
+    /// Kept alive for as long as the watcher: dropping it ends the reload thread.
+    _watcher: Option<RecommendedWatcher>,
+}
+
+impl std::fmt::Debug for ConfWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfWatcher")
+            .field("path", &self.inner.path)
+            .field("reloads", &self.reloads())
+            .field("failures", &self.failures())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    path: Option<PathBuf>,
+    apply: Box<Apply>,
+    tx: watch::Sender<Arc<SchedulerConf>>,
+    /// The text of the last good conf: an event that leaves the text unchanged is no reload.
+    last_text: Mutex<String>,
+    reloads: AtomicU64,
+    failures: AtomicU64,
+}
+
+/// Reads and parses the conf at `path`; warnings are logged. Errors name the file.
+fn load(path: &Path) -> Result<(String, SchedulerConf), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read conf {}: {e}", path.display()))?;
+    let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", path.display()))?;
+    for w in warnings {
+        tracing::warn!(file = %path.display(), "{w}");
+    }
+    Ok((text, conf))
+}
+
+/// Whether a file-system event can change what the conf file reads as. Opening or reading a file
+/// cannot (and the watcher's own reads would otherwise trigger reloads).
+fn relevant(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
+impl Inner {
+    /// Re-reads the file; publishes the conf if it parsed and its text changed.
+    fn reload(&self) {
+        let Some(path) = &self.path else { return };
+        match load(path) {
+            Ok((text, mut conf)) => {
+                let mut last = self.last_text.lock().unwrap_or_else(|p| p.into_inner());
+                if *last == text {
+                    return;
+                }
+                (self.apply)(&mut conf);
+                tracing::info!(file = %path.display(), actions = ?conf.actions, "reloaded the scheduler conf");
+                *last = text;
+                self.tx.send_replace(Arc::new(conf));
+                self.reloads.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(file = %path.display(), error = %e, "the scheduler conf was not reloaded; keeping the last good conf");
+            }
+        }
+    }
+}
+
+impl ConfWatcher {
+    /// Loads `path` (`None` = Volcano's built-in default conf, not watched) and starts watching
+    /// its directory; `apply` applies command-line options on top of every conf loaded.
+    ///
+    /// Errors: the first load failing (unreadable file or invalid conf; the message names the
+    /// file), or the directory not being watchable.
+    pub fn start(path: Option<PathBuf>, apply: impl Fn(&mut SchedulerConf) + Send + Sync + 'static) -> Result<Self, String> {
+        let apply: Box<Apply> = Box::new(apply);
+        let (text, mut conf) = match &path {
+            None => (String::new(), SchedulerConf::default()),
+            Some(p) => load(p)?,
+        };
+        apply(&mut conf);
+        if let Some(p) = &path {
+            tracing::info!(file = %p.display(), actions = ?conf.actions, "loaded the scheduler conf");
+        } else {
+            tracing::info!(actions = ?conf.actions, "no --scheduler-conf: using Volcano's built-in default conf");
+        }
+        let (tx, _) = watch::channel(Arc::new(conf));
+        let inner = Arc::new(Inner {
+            path: path.clone(),
+            apply,
+            tx,
+            last_text: Mutex::new(text),
+            reloads: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+        });
+        let Some(path) = path else { return Ok(ConfWatcher { inner, _watcher: None }) };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let (ev_tx, ev_rx) = mpsc::channel::<()>();
+        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
+            Ok(ev) if relevant(&ev.kind) => {
+                let _ = ev_tx.send(());
+            }
+            Ok(_) => {}
+            // A lost event (queue overflow) may have been a change: re-read to be sure.
+            Err(e) => {
+                tracing::warn!(error = %e, "conf directory watch error; re-reading the conf");
+                let _ = ev_tx.send(());
+            }
+        })
+        .map_err(|e| format!("cannot watch conf directory {}: {e}", dir.display()))?;
+        watcher
+            .watch(&dir, RecursiveMode::NonRecursive)
+            .map_err(|e| format!("cannot watch conf directory {}: {e}", dir.display()))?;
+        let worker = inner.clone();
+        std::thread::Builder::new()
+            .name("basalt-conf-reload".into())
+            .spawn(move || debounce_loop(&ev_rx, &worker))
+            .map_err(|e| format!("cannot start the conf reload thread: {e}"))?;
+        Ok(ConfWatcher { inner, _watcher: Some(watcher) })
+    }
+
+    /// The last good conf, with the command-line options applied.
+    pub fn current(&self) -> Arc<SchedulerConf> {
+        self.inner.tx.borrow().clone()
+    }
+
+    /// The conf file, `None` for the built-in default.
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.path.as_deref()
+    }
+
+    /// Successful reloads since [`ConfWatcher::start`] (the first load not counted; a re-read
+    /// that finds the same text is no reload).
+    pub fn reloads(&self) -> u64 {
+        self.inner.reloads.load(Ordering::Relaxed)
+    }
+
+    /// Reloads refused (unreadable file or invalid conf) since [`ConfWatcher::start`].
+    pub fn failures(&self) -> u64 {
+        self.inner.failures.load(Ordering::Relaxed)
+    }
+
+    /// A receiver that sees every conf published from now on (and the current one).
+    pub fn subscribe(&self) -> watch::Receiver<Arc<SchedulerConf>> {
+        self.inner.tx.subscribe()
+    }
+}
+
+/// Waits for an event, then for [`DEBOUNCE`] without one, then reloads; ends when the watcher
+/// (the only sender) is dropped.
+fn debounce_loop(events: &mpsc::Receiver<()>, inner: &Inner) {
+    while events.recv().is_ok() {
+        loop {
+            match events.recv_timeout(DEBOUNCE) {
+                Ok(()) => continue,
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        inner.reload();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_core::conf::ActionKind;
+    use std::time::Instant;
+
+    const GOOD_1: &str = "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n";
+    const GOOD_2: &str = "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: gang\n";
+    const BAD: &str = "actions: \"allocate, no-such-action\"\n";
+
+    /// A fresh directory under the target's temp dir.
+    fn tempdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("basalt-reload-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// Waits (up to 20 s, for a busy machine) until `done` holds.
+    fn wait_until(what: &str, done: impl Fn() -> bool) {
+        let end = Instant::now() + Duration::from_secs(20);
+        while !done() {
+            assert!(Instant::now() < end, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn actions(w: &ConfWatcher) -> Vec<ActionKind> {
+        w.current().actions.clone()
+    }
+
+    #[test]
+    fn no_path_is_the_builtin_default_with_options_applied() {
+        let w = ConfWatcher::start(None, |c| c.options.default_queue = "q1".into()).unwrap();
+        let mut expected = SchedulerConf::default();
+        expected.options.default_queue = "q1".into();
+        assert_eq!(*w.current(), expected);
+        assert_eq!((w.reloads(), w.failures()), (0, 0));
+    }
+
+    #[test]
+    fn an_empty_file_is_the_builtin_default() {
+        let d = tempdir("empty");
+        let f = d.join("volcano-scheduler.conf");
+        std::fs::write(&f, "").unwrap();
+        let w = ConfWatcher::start(Some(f), |_| {}).unwrap();
+        assert_eq!(*w.current(), SchedulerConf::default());
+    }
+
+    #[test]
+    fn a_bad_first_conf_is_an_error_naming_the_file() {
+        let d = tempdir("bad-first");
+        let f = d.join("volcano-scheduler.conf");
+        std::fs::write(&f, BAD).unwrap();
+        let e = ConfWatcher::start(Some(f.clone()), |_| {}).unwrap_err();
+        assert!(e.contains(&f.display().to_string()) && e.contains("no-such-action"), "{e}");
+        let missing = d.join("missing.conf");
+        let e = ConfWatcher::start(Some(missing.clone()), |_| {}).unwrap_err();
+        assert!(e.starts_with("cannot read conf") && e.contains(&missing.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn plain_file_good_bad_good() {
+        let d = tempdir("plain");
+        let f = d.join("volcano-scheduler.conf");
+        std::fs::write(&f, GOOD_1).unwrap();
+        let w = ConfWatcher::start(Some(f.clone()), |c| c.options.default_queue = "flag-queue".into()).unwrap();
+        assert_eq!(actions(&w), [ActionKind::Enqueue, ActionKind::Allocate, ActionKind::Backfill]);
+        let mut rx = w.subscribe();
+        rx.mark_unchanged();
+
+        std::fs::write(&f, BAD).unwrap();
+        wait_until("the bad conf to be refused", || w.failures() == 1);
+        assert_eq!(actions(&w), [ActionKind::Enqueue, ActionKind::Allocate, ActionKind::Backfill], "last good kept");
+        assert!(!rx.has_changed().unwrap(), "nothing published for a refused conf");
+        assert_eq!(w.reloads(), 0);
+
+        std::fs::write(&f, GOOD_2).unwrap();
+        wait_until("the new good conf", || w.reloads() == 1);
+        assert_eq!(actions(&w), [ActionKind::Allocate]);
+        assert_eq!(w.current().options.default_queue, "flag-queue", "options applied on reload too");
+        assert!(rx.has_changed().unwrap());
+        assert_eq!(rx.borrow_and_update().actions, [ActionKind::Allocate]);
+        assert_eq!(w.failures(), 1);
+    }
+
+    /// Writes `text` as the kubelet updates a ConfigMap volume: a new `..<version>` folder, a
+    /// `..data_tmp` symlink to it renamed over `..data`, the old folder removed.
+    fn configmap_swap(dir: &Path, version: &str, old: Option<&str>, text: &str) {
+        let ts = dir.join(version);
+        std::fs::create_dir(&ts).unwrap();
+        std::fs::write(ts.join("volcano-scheduler.conf"), text).unwrap();
+        let tmp = dir.join("..data_tmp");
+        std::os::unix::fs::symlink(version, &tmp).unwrap();
+        std::fs::rename(&tmp, dir.join("..data")).unwrap();
+        if let Some(old) = old {
+            std::fs::remove_dir_all(dir.join(old)).unwrap();
+        }
+    }
+
+    #[test]
+    fn configmap_symlink_swap_good_bad_good() {
+        let d = tempdir("configmap");
+        configmap_swap(&d, "..v1", None, GOOD_1);
+        let f = d.join("volcano-scheduler.conf");
+        std::os::unix::fs::symlink("..data/volcano-scheduler.conf", &f).unwrap();
+        let w = ConfWatcher::start(Some(f), |_| {}).unwrap();
+        assert_eq!(actions(&w), [ActionKind::Enqueue, ActionKind::Allocate, ActionKind::Backfill]);
+
+        configmap_swap(&d, "..v2", Some("..v1"), BAD);
+        wait_until("the bad conf to be refused", || w.failures() >= 1);
+        assert_eq!(actions(&w), [ActionKind::Enqueue, ActionKind::Allocate, ActionKind::Backfill], "last good kept");
+        assert_eq!(w.reloads(), 0);
+
+        configmap_swap(&d, "..v3", Some("..v2"), GOOD_2);
+        wait_until("the new good conf", || w.reloads() == 1);
+        assert_eq!(actions(&w), [ActionKind::Allocate]);
+    }
+
+    #[test]
+    fn a_removed_file_keeps_the_last_good_conf() {
+        let d = tempdir("removed");
+        let f = d.join("volcano-scheduler.conf");
+        std::fs::write(&f, GOOD_2).unwrap();
+        let w = ConfWatcher::start(Some(f.clone()), |_| {}).unwrap();
+        std::fs::remove_file(&f).unwrap();
+        wait_until("the missing file to be refused", || w.failures() == 1);
+        assert_eq!(actions(&w), [ActionKind::Allocate]);
+        std::fs::write(&f, GOOD_1).unwrap();
+        wait_until("the file to come back", || w.reloads() == 1);
+        assert_eq!(actions(&w), [ActionKind::Enqueue, ActionKind::Allocate, ActionKind::Backfill]);
+    }
+}
