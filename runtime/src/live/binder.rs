@@ -124,12 +124,13 @@ pub async fn bind_one(client: &Client, limiter: &RateLimiter, cfg: &BinderConfig
 }
 
 /// Runs the binder until `requests` closes, then waits for the binds in flight; every result
-/// goes to `done`.
+/// goes to `done`. A bind is sent only while `leading()` holds.
 pub async fn run(
     client: Client,
     limiter: Arc<RateLimiter>,
     cfg: BinderConfig,
     mut requests: mpsc::UnboundedReceiver<BindRequest>,
+    leading: Arc<dyn Fn() -> bool + Send + Sync>,
     done: impl Fn(BindResult) + Send + Sync + 'static,
 ) {
     let done = Arc::new(done);
@@ -138,9 +139,14 @@ pub async fn run(
     let mut tasks = tokio::task::JoinSet::new();
     while let Some(r) = requests.recv().await {
         let Ok(permit) = slots.clone().acquire_owned().await else { break };
-        let (client, limiter, cfg, done) = (client.clone(), limiter.clone(), cfg.clone(), done.clone());
+        let (client, limiter, cfg, done, leading) = (client.clone(), limiter.clone(), cfg.clone(), done.clone(), leading.clone());
         tasks.spawn(async move {
-            let res = bind_one(&client, &limiter, &cfg, r).await;
+            // Only the leader binds: a bind decided just before leadership ended is not sent.
+            let res = if leading() {
+                bind_one(&client, &limiter, &cfg, r).await
+            } else {
+                BindResult { request: r, outcome: BindOutcome::Failed("not the leader any more".into()), attempts: 0 }
+            };
             drop(permit);
             done(res);
         });

@@ -4,7 +4,10 @@
 //! every `--schedule-period` (sliding: counted from the end of the previous cycle), and stops on
 //! SIGTERM/SIGINT after the binds in flight finish (or the grace period ends).
 
-use super::binder::{self, BinderConfig};
+use super::binder::{self, BindOutcome, BinderConfig};
+use super::leader::{self, LeaderConfig, Leadership};
+use super::metrics::{serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics};
+use super::reload::ConfWatcher;
 use super::cycle::{Input, Outputs, Scheduler};
 use super::limiter::RateLimiter;
 use super::mirror::{BindRequest, Mirror};
@@ -18,7 +21,7 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -52,20 +55,6 @@ pub async fn client_config(args: &SchedulerArgs) -> Result<Config, String> {
         cfg.cluster_url = args.master.parse().map_err(|e| format!("--master {:?}: {e}", args.master))?;
     }
     Ok(cfg)
-}
-
-/// This process's identity: `<hostname>_<random hex>` (client-go's leader-election identity
-/// shape), also sent in the User-Agent so the API server's audit log tells processes apart.
-pub fn process_identity() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "basalt".into());
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let mix = (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15;
-    format!("{host}_{:016x}", mix.wrapping_mul(0xbf58_476d_1ce4_e5b9))
 }
 
 /// Creates Queue `name` with `weight` 1 and `reclaimable` as given when it does not exist.
@@ -234,15 +223,39 @@ async fn run_async(args: SchedulerArgs) -> u8 {
         eprintln!("error: --leader-elect-resource-lock {:?}: only \"leases\" is supported", args.leader_elect_resource_lock);
         return EXIT_BAD_INPUT;
     }
-    let apply_flags = {
-        let a = args.clone();
-        move |c: &mut SchedulerConf| apply_options(c, &a)
-    };
-    let conf = match load_conf(args.conf_path().as_deref(), &apply_flags) {
-        Ok(c) => Arc::new(c),
+    let identity = match leader::default_identity() {
+        Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    let lease = LeaderConfig {
+        namespace: args.lease_namespace(),
+        name: if args.leader_elect_resource_name.is_empty() {
+            leader::lease_name(&args.scheduler_names)
+        } else {
+            args.leader_elect_resource_name.clone()
+        },
+        identity: identity.clone(),
+        lease_duration: args.leader_elect_lease_duration,
+        renew_deadline: args.leader_elect_renew_deadline,
+        retry_period: args.leader_elect_retry_period,
+    };
+    if args.leader_elect {
+        if let Err(e) = lease.validate() {
+            eprintln!("error: leader election flags: {e}");
             return EXIT_BAD_INPUT;
+        }
+    }
+    let conf = {
+        let a = args.clone();
+        match ConfWatcher::start(args.conf_path(), move |c: &mut SchedulerConf| apply_options(c, &a)) {
+            Ok(w) => Arc::new(w),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
         }
     };
     let mut cfg = match client_config(&args).await {
@@ -252,7 +265,6 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             return EXIT_FATAL;
         }
     };
-    let identity = process_identity();
     let ua = format!("basalt-scheduler/{} ({identity})", env!("CARGO_PKG_VERSION"));
     if let Ok(v) = http::HeaderValue::from_str(&ua) {
         cfg.headers.push((http::header::USER_AGENT, v));
@@ -264,10 +276,44 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             return EXIT_FATAL;
         }
     };
+
+    let metrics = Arc::new(Metrics::new());
+    let (http_stop_tx, http_stop) = tokio::sync::watch::channel(false);
+    let loop_alive = Arc::new(AtomicBool::new(true));
+    let mut servers = Vec::new();
+    if args.enable_metrics {
+        match serve_metrics(&args.listen_address, metrics.clone(), http_stop.clone()).await {
+            Ok(s) => servers.push(s),
+            Err(e) => {
+                eprintln!("error: --listen-address: {e}");
+                return EXIT_FATAL;
+            }
+        }
+    }
+    if args.enable_healthz {
+        let alive = loop_alive.clone();
+        let health: HealthCheck =
+            Arc::new(move || if alive.load(Ordering::Relaxed) { Ok(()) } else { Err("the scheduling loop stopped".into()) });
+        match serve_healthz(&args.healthz_address, health, http_stop.clone()).await {
+            Ok(s) => servers.push(s),
+            Err(e) => {
+                eprintln!("error: --healthz-address: {e}");
+                return EXIT_FATAL;
+            }
+        }
+    }
     if let Err(e) = ensure_startup_queues(&client, &args.default_queue).await {
         eprintln!("error: {e}");
         return EXIT_FATAL;
     }
+
+    // Leadership: filled once acquired (or at once without election); read before every cycle
+    // and every bind.
+    let leadership: Arc<Mutex<Option<Leadership>>> = Arc::new(Mutex::new(None));
+    let leading = {
+        let l = leadership.clone();
+        move || l.lock().map(|g| g.as_ref().is_some_and(Leadership::is_leading)).unwrap_or(false)
+    };
 
     let (in_tx, in_rx): (Sender<Input>, Receiver<Input>) = crossbeam::channel::unbounded();
     let (bind_tx, bind_rx) = mpsc::unbounded_channel();
@@ -277,8 +323,14 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let watch_tx = in_tx.clone();
     let watchers = watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone());
     let bind_done = in_tx.clone();
-    let binder_cfg = BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
-    let binder = tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, move |r| {
+    let binder_cfg =
+        BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
+    let m = metrics.clone();
+    let binder = tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, Arc::new(leading.clone()), move |r| {
+        m.record_bind(r.outcome == BindOutcome::Bound);
+        for _ in 0..r.attempts {
+            m.record_api_write(ApiWriteKind::Binding);
+        }
         let _ = bind_done.send(Input::Bind(r));
     }));
     let write_done = in_tx.clone();
@@ -287,7 +339,17 @@ async fn run_async(args: SchedulerArgs) -> u8 {
         component: args.scheduler_names.first().cloned().unwrap_or_else(|| "volcano".into()),
         ..WriterConfig::default()
     };
+    let m = metrics.clone();
     let writer = tokio::spawn(status::run(client.clone(), limiter.clone(), writer_cfg, write_rx, move |r| {
+        let kind = match r.kind {
+            "pod_status" => ApiWriteKind::PodStatus,
+            "event" => ApiWriteKind::Event,
+            "podgroup" => ApiWriteKind::PodGroup,
+            _ => ApiWriteKind::QueueStatus,
+        };
+        for _ in 0..r.calls {
+            m.record_api_write(kind);
+        }
         let _ = write_done.send(Input::Write(r));
     }));
     drop(in_tx);
@@ -296,14 +358,18 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let cycle_base = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)) << 20;
     let scheduler = Scheduler::new(Mirror::new(args.scheduler_names.clone(), node_selector), args.seed, cycle_base);
     let conf_now = conf.clone();
+    let (m, conf_counts, is_leader) = (metrics.clone(), conf.clone(), leading.clone());
     let ctl = LoopControl {
         period: args.schedule_period,
-        conf: Box::new(move || conf_now.clone()),
-        leading: Box::new(|| true),
+        conf: Box::new(move || conf_now.current()),
+        leading: Box::new(leading.clone()),
         stop: stop.clone(),
         sync_deadline: Instant::now() + args.resource_sync_timeout,
         max_cycles: args.max_cycles,
-        observe: Box::new(|s, sch| {
+        observe: Box::new(move |s, sch| {
+            observe_cycle(&m, s);
+            m.sync_conf_reloads(conf_counts.reloads(), conf_counts.failures());
+            m.set_leader(is_leader());
             if s.binds > 0 || s.writes > 0 {
                 tracing::debug!(
                     cycle = sch.cycles(),
@@ -322,11 +388,15 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     tracing::info!(
         schedulers = ?args.scheduler_names,
         period = ?args.schedule_period,
-        actions = ?conf.actions.iter().map(|a| a.name()).collect::<Vec<_>>(),
+        identity = %identity,
+        leader_elect = args.leader_elect,
+        actions = ?conf.current().actions.iter().map(|a| a.name()).collect::<Vec<_>>(),
         "basalt scheduler started"
     );
+    let alive = loop_alive.clone();
     let loop_thread = std::thread::Builder::new().name("basalt-scheduling-loop".into()).spawn(move || {
         let s = scheduling_loop(scheduler, in_rx, &outputs, ctl);
+        alive.store(false, Ordering::Relaxed);
         drop(outputs);
         s
     });
@@ -338,11 +408,41 @@ async fn run_async(args: SchedulerArgs) -> u8 {
         }
     };
 
+    let election = {
+        let slot = leadership.clone();
+        let (client, lease, elect, m) = (client.clone(), lease.clone(), args.leader_elect, metrics.clone());
+        async move {
+            let l = if elect {
+                match leader::acquire(client, lease).await {
+                    Ok(l) => l,
+                    Err(e) => return format!("leader election: {e}"),
+                }
+            } else {
+                Leadership::unelected()
+            };
+            let lost = l.lost();
+            if let Ok(mut g) = slot.lock() {
+                *g = Some(l);
+            }
+            m.set_leader(true);
+            lost.await;
+            "lost the leader lease".to_string()
+        }
+    };
     let mut joined = tokio::task::spawn_blocking(move || loop_thread.join());
+    let mut code = EXIT_OK;
     let joined = tokio::select! {
         j = &mut joined => j,
         _ = wait_for_signal() => {
             tracing::info!("stopping: no new cycles; waiting for binds in flight");
+            stop.store(true, Ordering::Relaxed);
+            joined.await
+        }
+        why = election => {
+            // Volcano exits when it stops leading; so does Basalt, at once.
+            tracing::error!("{why}: stopping");
+            metrics.set_leader(false);
+            code = EXIT_FATAL;
             stop.store(true, Ordering::Relaxed);
             joined.await
         }
@@ -355,13 +455,30 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     for w in watchers {
         w.abort();
     }
+    let held = leadership.lock().ok().and_then(|mut g| g.take());
+    if let Some(l) = held {
+        l.release().await;
+    }
+    let _ = http_stop_tx.send(true);
+    drop(servers);
     match joined {
         Ok(Ok(s)) => {
             tracing::info!(cycles = s.cycles(), bound = s.bound, bind_failures = s.bind_failures, "stopped");
-            EXIT_OK
+            code
         }
         _ => EXIT_FATAL,
     }
+}
+
+/// Feeds one cycle's timings and counts to the metrics.
+fn observe_cycle(m: &Metrics, s: &super::cycle::CycleSummary) {
+    let d = |ms: f64| Duration::from_secs_f64(ms / 1e3);
+    m.observe_cycle(d(s.total_ms));
+    m.observe_open_session(d(s.open_ms));
+    for (action, ms) in &s.actions {
+        m.observe_action(action, d(*ms));
+    }
+    m.observe_bind_rate(Instant::now());
 }
 
 async fn wait_for_signal() {
@@ -395,23 +512,4 @@ pub fn apply_options(c: &mut SchedulerConf, a: &SchedulerArgs) {
     o.minimum_feasible_nodes = a.minimum_feasible_nodes;
     o.minimum_percentage_nodes_to_find = a.minimum_percentage_nodes_to_find;
     o.default_queue = a.default_queue.clone();
-}
-
-/// Loads the conf at `path` (None: Volcano's built-in default) and applies the flags.
-///
-/// Errors: the file cannot be read or is invalid, naming it.
-pub fn load_conf(path: Option<&std::path::Path>, apply: &dyn Fn(&mut SchedulerConf)) -> Result<SchedulerConf, String> {
-    let mut conf = match path {
-        None => SchedulerConf::default(),
-        Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read conf {}: {e}", p.display()))?;
-            let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", p.display()))?;
-            for w in warnings {
-                tracing::warn!(conf = %p.display(), "{w}");
-            }
-            conf
-        }
-    };
-    apply(&mut conf);
-    Ok(conf)
 }
