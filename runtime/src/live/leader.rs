@@ -823,6 +823,12 @@ mod tests {
     }
 
     #[test]
+    fn leadership_can_be_shared_across_tasks() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Leadership>();
+    }
+
+    #[test]
     fn lease_name_follows_volcano() {
         assert_eq!(lease_name(&["my-sched".to_string()]), "my-sched");
         assert_eq!(lease_name(&[]), "volcano");

@@ -206,12 +206,33 @@ mod tests {
     const GOOD_2: &str = "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: gang\n";
     const BAD: &str = "actions: \"allocate, no-such-action\"\n";
 
-    /// A fresh directory under the target's temp dir.
-    fn tempdir(name: &str) -> PathBuf {
+    /// A fresh directory under the system temp dir, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl std::ops::Deref for TempDir {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn tempdir(name: &str) -> TempDir {
         let d = std::env::temp_dir().join(format!("basalt-reload-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        d
+        TempDir(d)
+    }
+
+    #[test]
+    fn the_watcher_can_be_shared_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ConfWatcher>();
     }
 
     /// Waits (up to 20 s, for a busy machine) until `done` holds.
