@@ -61,7 +61,7 @@ fi
 }
 for cmd in etcd openssl curl python3; do
   command -v "$cmd" >/dev/null 2>&1 || {
-    echo "start.sh: $cmd not found (build.sh installs etcd, openssl and curl)" >&2
+    echo "start.sh: $cmd not found (build.sh installs etcd, openssl, curl and python3)" >&2
     exit 1
   }
 done
