@@ -10,9 +10,9 @@ use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, ResourceExt};
 use std::time::Duration;
 use support::{
-    api_status, apply_scheduler_rbac, bind_pod, create_node, create_nodes, create_pod, create_pod_group, create_queue,
-    fresh_namespace, install_volcano_crds, pod_group, queue, wait_for, wait_for_pod, Kubelet, TestApiserver, TestNode, TestPod,
-    NOT_READY_TAINT,
+    api_status, apply_scheduler_rbac, bind_pod, create_node, create_nodes, create_pod, create_pod_group, create_priority_class,
+    create_queue, fresh_namespace, install_volcano_crds, pod_group, queue, wait_for, wait_for_pod, Kubelet, TestApiserver,
+    TestNode, TestPod, NOT_READY_TAINT,
 };
 
 const SCHEDULER_USER: &str = "system:serviceaccount:volcano-system:volcano-scheduler";
@@ -47,8 +47,15 @@ async fn scheduler_binding_is_audited_once_and_the_kubelet_runs_the_pod() -> sup
     assert_eq!(q.status.as_ref().and_then(|s| s.state.as_deref()), Some("Open"), "Queue status written through /status");
     let pg = create_pod_group(&admin, &pod_group(&ns, "pg", 1, Some(&q.name_any()))).await?;
     assert_eq!(pg.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Pending"), "PodGroup status kept on create");
-    let pod = TestPod::new(&ns, "p").group("pg").requests(&[("cpu", "1"), ("memory", "1Gi")]).duration_seconds(1).build();
-    create_pod(&admin, &pod).await?;
+    create_priority_class(&admin, &format!("{ns}-high"), 1000).await?;
+    let pod = TestPod::new(&ns, "p")
+        .group("pg")
+        .requests(&[("cpu", "1"), ("memory", "1Gi")])
+        .priority_class(&format!("{ns}-high"))
+        .duration_seconds(1)
+        .build();
+    let stored = create_pod(&admin, &pod).await?;
+    assert_eq!(stored.spec.as_ref().and_then(|s| s.priority), Some(1000), "Priority admission resolved the class");
 
     let kubelet = Kubelet::start(admin.clone(), Some(&ns));
     let scheduler = server.scheduler_client().await?;
@@ -131,6 +138,16 @@ async fn kubelet_finishes_deleting_bound_pods() -> support::Result<()> {
     bind_pod(&admin, &ns, "victim", "smoke-delete-node").await.map_err(|e| format!("binding: {e}"))?;
 
     let pods: Api<Pod> = Api::namespaced(admin.clone(), &ns);
+    // Delete only once the watch cache has the binding. Once (of ~10 runs, on a loaded machine
+    // right after start) this pod was deleted at once instead of gracefully; the likely cause is
+    // the graceful-deletion update being tried first on the watch cache's copy (still unbound),
+    // which sets the request's grace period to 0. 300 create/bind/delete rounds over one
+    // connection did not reproduce it, so this is a suspicion, not a finding.
+    wait_for("the watch cache to see the binding", WAIT, || async {
+        let cached = pods.get_with("victim", &kube::api::GetParams::any()).await?;
+        Ok(cached.spec.and_then(|s| s.node_name).map(|_| ()))
+    })
+    .await?;
     let deleted = pods.delete("victim", &DeleteParams::default()).await.map_err(|e| format!("deleting: {e}"))?;
     // Without a kubelet a bound pod only gets a deletionTimestamp.
     let terminating = deleted.left().ok_or("the bound pod was deleted at once, not gracefully")?;

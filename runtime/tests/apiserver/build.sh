@@ -15,7 +15,7 @@ bin="$cache/kube-apiserver"
 
 # Fast path, no lock: everything already in place.
 if [ -x "$bin" ] && command -v etcd >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1 \
-  && command -v curl >/dev/null 2>&1; then
+  && command -v curl >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
   echo "$bin"
   exit 0
 fi
@@ -30,7 +30,7 @@ if ! flock -n 9; then
 fi
 
 need_pkgs=()
-for cmd in etcd openssl curl; do
+for cmd in etcd openssl curl python3; do
   command -v "$cmd" >/dev/null 2>&1 || need_pkgs+=("$cmd")
 done
 if [ ! -x "$bin" ]; then
@@ -42,7 +42,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "apiserver: installing Debian packages (missing: ${need_pkgs[*]})" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
-  pkgs=(etcd-server openssl curl)
+  pkgs=(etcd-server openssl curl python3)
   if [ ! -x "$bin" ]; then
     pkgs+=(golang-go rsync golang-github-modern-go-reflect2-dev)
   fi

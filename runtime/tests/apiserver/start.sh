@@ -61,7 +61,7 @@ fi
 }
 for cmd in etcd openssl curl python3; do
   command -v "$cmd" >/dev/null 2>&1 || {
-    echo "start.sh: $cmd not found (build.sh installs etcd, openssl and curl)" >&2
+    echo "start.sh: $cmd not found (build.sh installs etcd, openssl, curl and python3)" >&2
     exit 1
   }
 done
@@ -220,16 +220,24 @@ echo "$server" >server
 
 # --- watchdog ------------------------------------------------------------------------------------
 if [ -n "$owner" ]; then
+  pids="$(cat kube-apiserver.pid) $(cat etcd.pid)"
   (
     trap '' HUP INT
     while [ -f "$dir/running" ] && kill -0 "$owner" 2>/dev/null; do
       sleep 0.5
     done
     if [ -f "$dir/running" ]; then
-      "$here/stop.sh" "$dir"
-      if [ $remove_on_exit = 1 ]; then
-        rm -rf "$dir"
+      "$here/stop.sh" "$dir" || true
+    fi
+    # Whatever happened to DIR meanwhile (stopped, deleted): no process of this instance outlives
+    # its owner. The command line names DIR, so a reused pid is never hit.
+    for pid in $pids; do
+      if grep -qF "$dir/" "/proc/$pid/cmdline" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null || true
       fi
+    done
+    if [ $remove_on_exit = 1 ] && ! kill -0 "$owner" 2>/dev/null; then
+      rm -rf "$dir"
     fi
   ) </dev/null >/dev/null 2>&1 &
 fi

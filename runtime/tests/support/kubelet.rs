@@ -30,7 +30,8 @@ pub const DURATION_ANNOTATION: &str = "basalt.dev/duration-seconds";
 ///   as a kubelet does once the containers are gone.
 ///
 /// Status writes carry the pod's UID as a precondition, so a pod deleted and re-created under
-/// the same name is not touched by a stale timer. Errors met (API errors, a malformed duration)
+/// the same name is not touched by a stale timer. Pods already `Running` when it starts are left
+/// as they are (no completion timer). Errors met (API errors, a malformed duration)
 /// are collected, never dropped: see [`Kubelet::errors`]. Dropping it stops the task.
 pub struct Kubelet {
     task: Option<JoinHandle<()>>,

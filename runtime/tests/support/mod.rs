@@ -9,7 +9,7 @@
 //!   RBAC.
 //! * Object helpers: [`ensure_namespace`], [`fresh_namespace`], [`TestNode`] + [`create_node`] /
 //!   [`create_nodes`], [`TestPod`] + [`create_pod`] / [`create_pods`], [`pod_group`] +
-//!   [`create_pod_group`], [`queue`] + [`create_queue`], [`bind_pod`], [`delete_pod_now`].
+//!   [`create_pod_group`], [`queue`] + [`create_queue`], [`create_priority_class`], [`bind_pod`], [`delete_pod_now`].
 //! * [`AuditLog`]: the server's audit log, with binding counts per pod and a filter by user.
 //! * [`Kubelet`]: the node side, which this server does not have (marks bound pods Running,
 //!   completes them after `basalt.dev/duration-seconds`, finishes deletions).
@@ -34,8 +34,9 @@ pub use audit::{AuditEvent, AuditLog, BindingCounts};
 pub use kubelet::{Kubelet, DURATION_ANNOTATION};
 pub use manifests::{apply_manifest, apply_scheduler_rbac, deploy_dir, install_volcano_crds};
 pub use objects::{
-    bind_pod, create_node, create_nodes, create_pod, create_pod_group, create_pods, create_queue, delete_pod_now,
-    ensure_namespace, fresh_namespace, pod_group, queue, TestNode, TestPod, GROUP_NAME_ANNOTATION, NOT_READY_TAINT,
+    bind_pod, create_node, create_nodes, create_pod, create_pod_group, create_pods, create_priority_class, create_queue,
+    delete_pod_now, ensure_namespace, fresh_namespace, pod_group, queue, TestNode, TestPod, GROUP_NAME_ANNOTATION,
+    NOT_READY_TAINT,
 };
 pub use wait::{wait_for, wait_for_pod};
 

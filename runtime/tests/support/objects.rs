@@ -8,6 +8,7 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{
     Binding, Container, Namespace, Node, NodeSpec, ObjectReference, Pod, PodSpec, ResourceRequirements, Taint, Toleration,
 };
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
@@ -332,6 +333,18 @@ pub async fn create_queue(client: &Client, q: &Queue) -> Result<Queue> {
             .await
             .map_err(|e| format!("writing status of Queue {name}: {e}"))?),
     }
+}
+
+/// Creates PriorityClass `name` with `value` (not the global default, preemption policy unset).
+/// Errors: the API call failed (message names the class).
+pub async fn create_priority_class(client: &Client, name: &str, value: i32) -> Result<PriorityClass> {
+    let api: Api<PriorityClass> = Api::all(client.clone());
+    let pc = PriorityClass {
+        metadata: ObjectMeta { name: Some(name.to_string()), ..Default::default() },
+        value: Some(value),
+        ..Default::default()
+    };
+    Ok(api.create(&PostParams::default(), &pc).await.map_err(|e| format!("creating PriorityClass {name}: {e}"))?)
 }
 
 /// POSTs a Binding of pod `namespace/pod` to `node` (`pods/{pod}/binding`, kubernetes-api.md §4),
