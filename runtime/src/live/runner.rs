@@ -5,12 +5,12 @@
 //! SIGTERM/SIGINT after the binds in flight finish (or the grace period ends).
 
 use super::binder::{self, BindOutcome, BinderConfig};
-use super::leader::{self, LeaderConfig, Leadership};
-use super::metrics::{serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics};
-use super::reload::ConfWatcher;
 use super::cycle::{Input, Outputs, Scheduler};
+use super::leader::{self, LeaderConfig, Leadership};
 use super::limiter::RateLimiter;
+use super::metrics::{serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics};
 use super::mirror::{BindRequest, Mirror};
+use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
 use super::watch::{self, WatchStats};
 use crate::cli::scheduler::SchedulerArgs;
@@ -323,16 +323,16 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let watch_tx = in_tx.clone();
     let watchers = watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone());
     let bind_done = in_tx.clone();
-    let binder_cfg =
-        BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
+    let binder_cfg = BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
     let m = metrics.clone();
-    let binder = tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, Arc::new(leading.clone()), move |r| {
-        m.record_bind(r.outcome == BindOutcome::Bound);
-        for _ in 0..r.attempts {
-            m.record_api_write(ApiWriteKind::Binding);
-        }
-        let _ = bind_done.send(Input::Bind(r));
-    }));
+    let binder =
+        tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, Arc::new(leading.clone()), move |r| {
+            m.record_bind(r.outcome == BindOutcome::Bound);
+            for _ in 0..r.attempts {
+                m.record_api_write(ApiWriteKind::Binding);
+            }
+            let _ = bind_done.send(Input::Bind(r));
+        }));
     let write_done = in_tx.clone();
     let writer_cfg = WriterConfig {
         timeout: args.api_timeout,

@@ -30,6 +30,8 @@ pub struct AuditEvent {
     pub name: String,
     /// `responseStatus.code` (HTTP status); 0 when absent.
     pub code: u16,
+    /// `userAgent` (`basalt scheduler` sends `basalt-scheduler/VERSION (IDENTITY)`).
+    pub user_agent: String,
 }
 
 impl AuditEvent {
@@ -70,6 +72,7 @@ struct RawEvent {
     #[serde(rename = "requestURI")]
     request_uri: String,
     user: RawUser,
+    user_agent: String,
     object_ref: Option<RawObjectRef>,
     response_status: Option<RawStatus>,
 }
@@ -129,6 +132,7 @@ impl AuditLog {
                 namespace: obj.namespace,
                 name: obj.name,
                 code: raw.response_status.map(|s| s.code).unwrap_or(0),
+                user_agent: raw.user_agent,
             });
         }
         Ok(AuditLog { events })
