@@ -43,7 +43,7 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Run as the cluster's scheduler in place of Volcano's vc-scheduler: watch the API server,
     /// schedule every `--schedule-period`, bind pods and write statuses (vc-scheduler's flags).
-    Scheduler(scheduler::SchedulerArgs),
+    Scheduler(Box<scheduler::SchedulerArgs>),
 }
 
 /// Runs a parsed command line; returns the process exit code.

@@ -404,7 +404,7 @@ impl Mirror {
                 return self.refuse(Kind::Pod, &key, e.to_string());
             }
         };
-        let ours = self.scheduler_names.iter().any(|n| *n == spec.scheduler_name);
+        let ours = self.scheduler_names.contains(&spec.scheduler_name);
         let terminal = matches!(spec.phase, basalt_core::model::PodPhase::Succeeded | basalt_core::model::PodPhase::Failed);
         if !(ours || (!spec.node_name.is_empty() && !terminal)) {
             return self.remove(Kind::Pod, &key);

@@ -118,6 +118,9 @@ impl Outputs for ChannelOutputs {
     }
 }
 
+/// Called after every cycle with its summary and the scheduler.
+pub type Observer = Box<dyn FnMut(&super::cycle::CycleSummary, &Scheduler) + Send>;
+
 /// What the loop thread needs besides the scheduler.
 pub struct LoopControl {
     /// `--schedule-period`.
@@ -131,7 +134,7 @@ pub struct LoopControl {
     /// First cycle no later than this, even if a kind has not listed yet.
     pub sync_deadline: Instant,
     /// Called after every cycle with its summary.
-    pub observe: Box<dyn FnMut(&super::cycle::CycleSummary, &Scheduler) + Send>,
+    pub observe: Observer,
     /// Return after this many cycles (0: never).
     pub max_cycles: u64,
 }
