@@ -227,6 +227,52 @@ impl Scheduler {
     }
 
     fn apply(&mut self, d: &Decisions, out: &dyn Outputs, summary: &mut CycleSummary) {
+        // Evictions first (Statement commit order): events on the pod and its PodGroup, then
+        // the conditions and the delete (volcano-behaviour.md §1.6).
+        for e in &d.evictions {
+            let Some(p) = self.mirror.cluster.pod(e.pod) else { continue };
+            let s = &p.spec;
+            let involved = Involved {
+                kind: "Pod",
+                api_version: "v1",
+                namespace: s.namespace.clone(),
+                name: s.name.clone(),
+                uid: s.uid.clone(),
+            };
+            out.write(Write::Event {
+                involved,
+                type_: "Warning",
+                reason: "Evict".into(),
+                message: format!("Pod is evicted, because of {}", e.reason),
+            });
+            if let Some(g) = s
+                .group
+                .as_ref()
+                .and_then(|g| self.mirror.cluster.pod_group_id(&s.namespace, g))
+                .and_then(|id| self.mirror.cluster.pod_group(id))
+            {
+                out.write(Write::Event {
+                    involved: Involved {
+                        kind: "PodGroup",
+                        api_version: "scheduling.volcano.sh/v1beta1",
+                        namespace: g.spec.namespace.clone(),
+                        name: g.spec.name.clone(),
+                        uid: g.spec.uid.clone(),
+                    },
+                    type_: "Normal",
+                    reason: "Evict".into(),
+                    message: e.reason.clone(),
+                });
+            }
+            out.write(Write::Evict {
+                namespace: s.namespace.clone(),
+                name: s.name.clone(),
+                uid: s.uid.clone(),
+                reason: e.reason.clone(),
+                scheduler: s.scheduler_name.clone(),
+            });
+            summary.writes += 3;
+        }
         for b in &d.binds {
             if let Some(req) = self.mirror.assume(b.pod, b.node) {
                 out.bind(req);

@@ -348,6 +348,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             "pod_status" => ApiWriteKind::PodStatus,
             "event" => ApiWriteKind::Event,
             "podgroup" => ApiWriteKind::PodGroup,
+            "evict" => ApiWriteKind::PodStatus,
             _ => ApiWriteKind::QueueStatus,
         };
         for _ in 0..r.calls {

@@ -68,6 +68,21 @@ pub enum Write {
     },
     /// Replace a PodGroup (new status set in the object).
     PodGroup(Box<DynamicObject>),
+    /// Evict a pod as Volcano's cache does (volcano-behaviour.md §1.6): conditions `Ready=False`
+    /// (reason `Evict`) and `DisruptionTarget=True` (reason `PreemptionByScheduler`) through
+    /// `pods/status`, then `DELETE` the pod (with its UID as a precondition).
+    Evict {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// UID the decision was about.
+        uid: String,
+        /// Volcano's reason: `preempt`, `reclaim`, `shuffle`, `gangpreempt`, `gangreclaim`.
+        reason: String,
+        /// The scheduler name written in the `DisruptionTarget` message.
+        scheduler: String,
+    },
     /// Set a Queue's `status.allocated` (Kubernetes quantities).
     QueueAllocated {
         /// Queue name.
@@ -78,12 +93,13 @@ pub enum Write {
 }
 
 impl Write {
-    /// Metric label of the write (`pod_status`, `event`, `podgroup`, `queue_status`).
+    /// Metric label of the write (`pod_status`, `event`, `podgroup`, `queue_status`, `evict`).
     pub fn kind(&self) -> &'static str {
         match self {
             Write::PodCondition { .. } => "pod_status",
             Write::Event { .. } => "event",
             Write::PodGroup(_) => "podgroup",
+            Write::Evict { .. } => "evict",
             Write::QueueAllocated { .. } => "queue_status",
         }
     }
@@ -174,34 +190,36 @@ fn now_time() -> Time {
     Time(k8s_openapi::jiff::Timestamp::now())
 }
 
-/// Sets `PodScheduled` in a pod object's `status.conditions`: replaces a condition of that
-/// type, keeping its `lastTransitionTime` when the status did not change.
-pub fn set_pod_scheduled(pod: &mut Value, reason: &str, message: &str) {
+/// Sets (replaces) condition `type_` in a pod object's `status.conditions`, with `status`,
+/// `reason` and `message`; `lastTransitionTime` is now unless the status is unchanged.
+pub fn set_pod_condition(pod: &mut Value, type_: &str, status: &str, reason: &str, message: &str) {
     let now = serde_json::to_value(now_time()).unwrap_or(Value::Null);
-    let status = pod.as_object_mut().map(|o| o.entry("status").or_insert_with(|| serde_json::json!({})));
-    let Some(status) = status.and_then(Value::as_object_mut) else { return };
-    let conds = status.entry("conditions").or_insert_with(|| Value::Array(vec![]));
+    let st = pod.as_object_mut().map(|o| o.entry("status").or_insert_with(|| serde_json::json!({})));
+    let Some(st) = st.and_then(Value::as_object_mut) else { return };
+    let conds = st.entry("conditions").or_insert_with(|| Value::Array(vec![]));
     if !conds.is_array() {
         *conds = Value::Array(vec![]);
     }
     let Some(list) = conds.as_array_mut() else { return };
-    let old = list.iter().position(|c| c["type"] == "PodScheduled");
+    let old = list.iter().position(|c| c["type"] == type_);
     let transition = match old {
-        Some(i) if list[i]["status"] == "False" => list[i]["lastTransitionTime"].clone(),
+        Some(i) if list[i]["status"] == status => list[i]["lastTransitionTime"].clone(),
         _ => now,
     };
     let cond = serde_json::json!({
-        "type": "PodScheduled",
-        "status": "False",
-        "reason": reason,
-        "message": message,
-        "lastProbeTime": Value::Null,
-        "lastTransitionTime": transition,
+        "type": type_, "status": status, "reason": reason, "message": message,
+        "lastProbeTime": Value::Null, "lastTransitionTime": transition,
     });
     match old {
         Some(i) => list[i] = cond,
         None => list.push(cond),
     }
+}
+
+/// Sets `PodScheduled` in a pod object's `status.conditions`: replaces a condition of that
+/// type, keeping its `lastTransitionTime` when the status did not change.
+pub fn set_pod_scheduled(pod: &mut Value, reason: &str, message: &str) {
+    set_pod_condition(pod, "PodScheduled", "False", reason, message);
 }
 
 async fn write_pod_condition(ctx: &Ctx, ns: &str, name: &str, uid: &str, reason: &str, message: &str) -> Result<(), String> {
@@ -332,6 +350,40 @@ async fn write_queue_allocated(
     Err(last)
 }
 
+async fn evict(ctx: &Ctx, ns: &str, name: &str, uid: &str, reason: &str, scheduler: &str) -> Result<(), String> {
+    let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &pod_resource());
+    let message = format!("Pod is evicted, because of {reason}");
+    let mut obj = match ctx.call(api.get(name)).await {
+        Ok(o) => o,
+        Err(e) if not_found(&e) => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if obj.metadata.uid.as_deref().is_some_and(|u| u != uid) {
+        return Ok(());
+    }
+    set_pod_condition(&mut obj.data, "Ready", "False", "Evict", &message);
+    set_pod_condition(
+        &mut obj.data,
+        "DisruptionTarget",
+        "True",
+        "PreemptionByScheduler",
+        &format!("{scheduler}: preempting to accommodate a higher priority pod"),
+    );
+    if let Err(e) = ctx.call(api.replace_status(name, &PostParams::default(), &obj)).await {
+        // The delete below is what frees the node; a lost condition is only reported.
+        tracing::warn!(pod = %format!("{ns}/{name}"), "eviction conditions not written: {e}");
+    }
+    let dp = kube::api::DeleteParams {
+        preconditions: Some(kube::api::Preconditions { uid: Some(uid.to_string()), resource_version: None }),
+        ..Default::default()
+    };
+    match ctx.call(api.delete(name, &dp)).await {
+        Ok(_) => Ok(()),
+        Err(e) if not_found(&e) || conflict(&e) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 async fn perform(ctx: &Ctx, w: Write) -> WriteResult {
     let kind = w.kind();
     let before = ctx.calls.load(Ordering::Relaxed);
@@ -348,6 +400,9 @@ async fn perform(ctx: &Ctx, w: Write) -> WriteResult {
             write_pod_group(ctx, obj).await,
         ),
         Write::QueueAllocated { name, allocated } => (name.clone(), write_queue_allocated(ctx, name, allocated).await),
+        Write::Evict { namespace, name, uid, reason, scheduler } => {
+            (format!("{namespace}/{name}"), evict(ctx, namespace, name, uid, reason, scheduler).await.map(|()| None))
+        }
     };
     let calls = (ctx.calls.load(Ordering::Relaxed) - before) as u32;
     WriteResult { kind, object, outcome, calls }
@@ -417,5 +472,28 @@ mod tests {
         assert_eq!(e.source.unwrap().component.as_deref(), Some("volcano"));
         assert!(e.metadata.name.unwrap().starts_with("p."));
         assert_eq!(e.count, Some(1));
+    }
+}
+
+#[cfg(test)]
+mod evict_tests {
+    use super::*;
+
+    #[test]
+    fn eviction_conditions_are_volcanos() {
+        let mut pod = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        set_pod_condition(&mut pod, "Ready", "False", "Evict", "Pod is evicted, because of preempt");
+        set_pod_condition(
+            &mut pod,
+            "DisruptionTarget",
+            "True",
+            "PreemptionByScheduler",
+            "volcano: preempting to accommodate a higher priority pod",
+        );
+        let c = pod["status"]["conditions"].as_array().unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[0]["status"].as_str(), c[0]["reason"].as_str()), (Some("False"), Some("Evict")));
+        assert_eq!(c[1]["type"], "DisruptionTarget");
+        assert!(c[0]["lastTransitionTime"].is_string(), "status changed: a new transition time");
     }
 }
