@@ -158,10 +158,10 @@ fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: u
             ..Default::default()
         };
         match spec.variant {
-            Variant::Selectors if j % 2 == 0 => {
+            Variant::Selectors if j.is_multiple_of(2) => {
                 p.node_selector.insert("group".into(), format!("g{}", j % 8));
             }
-            Variant::Taints if j % 2 == 0 => p.tolerations.push(Toleration {
+            Variant::Taints if j.is_multiple_of(2) => p.tolerations.push(Toleration {
                 key: "dedicated".into(),
                 op: TolerationOp::Equal,
                 value: "batch".into(),
@@ -210,7 +210,8 @@ pub struct Churn {
 impl Churn {
     /// A churn over `cluster`, generated from `spec` (jobs are aged by creation time).
     pub fn new(cluster: &crate::Cluster, spec: &WorkloadSpec) -> Self {
-        let mut jobs: Vec<_> = cluster.pod_groups().map(|(_, g)| (g.spec.creation_ms, g.spec.namespace.clone(), g.spec.name.clone())).collect();
+        let mut jobs: Vec<_> =
+            cluster.pod_groups().map(|(_, g)| (g.spec.creation_ms, g.spec.namespace.clone(), g.spec.name.clone())).collect();
         jobs.sort();
         Churn {
             spec: spec.clone(),

@@ -366,8 +366,7 @@ impl Layout {
         let ungrouped_start = self.tasks.partition_point(|t| t.0 != NONE);
         let ungrouped = ungrouped_touched.then(|| {
             let pod_key = |id: &PodId| cluster.pod(*id).map(|p| (p.spec.namespace.as_str(), p.spec.name.as_str()));
-            let keep: Vec<PodId> =
-                self.tasks[ungrouped_start..].iter().map(|t| t.1).filter(|id| !dirty[id.0 as usize]).collect();
+            let keep: Vec<PodId> = self.tasks[ungrouped_start..].iter().map(|t| t.1).filter(|id| !dirty[id.0 as usize]).collect();
             ungrouped_new.sort_by(|a, b| pod_key(a).cmp(&pod_key(b)));
             merge_sorted(&keep, &ungrouped_new, |a, b| pod_key(a) < pod_key(b))
         });
@@ -531,13 +530,20 @@ impl Layout {
         self.name_index.extend_from_slice(&old.name_index[from.clone()]);
         self.task_node.extend_from_slice(&old.task_node[from.clone()]);
         let a = &old.affinity_tasks;
-        let (lo, hi) =
-            (a.partition_point(|t| (t.0 as usize) < from.start), a.partition_point(|t| (t.0 as usize) < from.end));
+        let (lo, hi) = (a.partition_point(|t| (t.0 as usize) < from.start), a.partition_point(|t| (t.0 as usize) < from.end));
         self.affinity_tasks.extend(a[lo..hi].iter().map(|t| TaskIdx((t.0 as usize - from.start + base) as u32)));
     }
 
     /// Appends job row values computed from PodGroup `g`, with task rows `range`.
-    fn push_job(&mut self, cluster: &Cluster, gid: PodGroupId, q: u32, g: &PodGroupRec, global_default: i32, range: Range<usize>) {
+    fn push_job(
+        &mut self,
+        cluster: &Cluster,
+        gid: PodGroupId,
+        q: u32,
+        g: &PodGroupRec,
+        global_default: i32,
+        range: Range<usize>,
+    ) {
         self.jobs.push((gid, q));
         self.job_priority.push(group_priority(cluster, g, global_default));
         self.job_min_task_total.push(min_task_total(g));
@@ -560,8 +566,7 @@ impl Layout {
             self.pod_row[id.0 as usize] = i as u32;
         }
         self.tasks_by_pod.clear();
-        self.tasks_by_pod
-            .extend(self.pod_row.iter().enumerate().filter(|(_, &r)| r != NONE).map(|(s, &r)| (r, PodId(s as u32))));
+        self.tasks_by_pod.extend(self.pod_row.iter().enumerate().filter(|(_, &r)| r != NONE).map(|(s, &r)| (r, PodId(s as u32))));
         self.group_row.clear();
         self.group_row.resize(cluster.pod_group_slots(), NONE);
         for (i, (g, _)) in self.jobs.iter().enumerate() {
