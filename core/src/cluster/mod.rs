@@ -199,6 +199,8 @@ pub struct Cluster {
     members: HashMap<String, HashMap<String, Vec<PodId>>>,
     generation: u64,
     prepared: Option<Box<crate::session::layout::Layout>>,
+    /// The buffers of the layout before the last patch, reused by the next one.
+    spare: Box<crate::session::layout::Layout>,
     /// Changes since `prepared` was made.
     changes: Changes,
     /// Interner length that triggers the next compaction (see [`Cluster::compact_names`]).
@@ -515,7 +517,9 @@ impl Cluster {
         let changes = std::mem::take(&mut self.changes);
         let layout = match self.prepared.take() {
             Some(mut l) if l.default_queue == default_queue && !changes.global => {
-                l.patch(self, &changes);
+                let mut spare = std::mem::take(&mut self.spare);
+                l.patch(self, &changes, &mut spare);
+                self.spare = spare;
                 l
             }
             _ => Box::new(crate::session::layout::Layout::new(self, default_queue)),
@@ -527,6 +531,7 @@ impl Cluster {
     /// [`Cluster::prepare`] makes a fresh one).
     pub fn forget_prepared(&mut self) {
         self.prepared = None;
+        self.spare = Box::default();
         self.changes = Changes::default();
     }
 

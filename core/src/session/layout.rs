@@ -232,7 +232,11 @@ impl Layout {
     /// readiness, queue added or removed, PriorityClass change, too many changes) or a new
     /// resource dimension recomputes the layout with [`Layout::new`] instead: those shift
     /// every node row or change every priority.
-    pub fn patch(&mut self, cluster: &Cluster, ch: &Changes) {
+    ///
+    /// `spare` lends its buffers to the rebuilt columns and receives the old ones, so that a
+    /// cluster patching every cycle reuses two sets of buffers instead of faulting in fresh
+    /// memory each time (its contents are irrelevant; pass `&mut Layout::default()` if none).
+    pub fn patch(&mut self, cluster: &Cluster, ch: &Changes, spare: &mut Layout) {
         if ch.global || self.dims != cluster.resources.len() {
             let dq = std::mem::take(&mut self.default_queue);
             *self = Layout::new(cluster, &dq);
@@ -376,12 +380,15 @@ impl Layout {
         }
 
         if structural {
-            let mut out = Layout {
-                generation: self.generation,
-                dims: self.dims,
-                skipped: skipped.unwrap_or_else(|| std::mem::take(&mut self.skipped)),
-                ..Layout::default()
-            };
+            let mut out = std::mem::take(spare);
+            out.clear();
+            out.generation = self.generation;
+            out.dims = self.dims;
+            if let Some(s) = skipped {
+                out.skipped = s;
+            } else {
+                std::mem::swap(&mut out.skipped, &mut self.skipped);
+            }
             out.reserve_tasks(self.tasks.len() + ungrouped_new.len() + dirty_list.len());
             let global_default = cluster.global_default_priority().unwrap_or(0);
             let push_list = |out: &mut Layout, list: &[PodId], job: u32| {
@@ -418,13 +425,14 @@ impl Layout {
                 Some(list) => push_list(&mut out, list, NONE),
                 None => out.copy_tasks(self, ungrouped_start..self.tasks.len(), NONE),
             }
-            let old = std::mem::replace(self, out);
-            self.default_queue = old.default_queue;
-            self.allocatable = old.allocatable;
-            self.total = old.total;
-            self.queues = old.queues;
-            self.report_order = old.report_order;
-            self.node_row = old.node_row;
+            let mut old = std::mem::replace(self, out);
+            std::mem::swap(&mut self.default_queue, &mut old.default_queue);
+            std::mem::swap(&mut self.allocatable, &mut old.allocatable);
+            std::mem::swap(&mut self.total, &mut old.total);
+            std::mem::swap(&mut self.queues, &mut old.queues);
+            std::mem::swap(&mut self.report_order, &mut old.report_order);
+            std::mem::swap(&mut self.node_row, &mut old.node_row);
+            *spare = old;
             self.index_rows(cluster);
         } else {
             for &s in &dirty_list {
@@ -461,6 +469,67 @@ impl Layout {
             }
         }
         self.total = total(&self.allocatable, self.dims, nn);
+    }
+
+    /// Empties every column, keeping the buffers.
+    fn clear(&mut self) {
+        let Layout {
+            generation,
+            default_queue,
+            dims,
+            node_ids,
+            allocatable,
+            total,
+            queues,
+            jobs,
+            skipped,
+            job_priority,
+            job_min_task_total,
+            job_uid,
+            task_start,
+            task_end,
+            tasks,
+            tasks_by_pod,
+            resreq,
+            init_resreq,
+            status,
+            priority,
+            best_effort,
+            name_index,
+            task_node,
+            affinity_tasks,
+            report_order,
+            pod_row,
+            group_row,
+            node_row,
+        } = self;
+        (*generation, *dims) = (0, 0);
+        default_queue.clear();
+        node_ids.clear();
+        allocatable.clear();
+        total.clear();
+        queues.clear();
+        jobs.clear();
+        skipped.clear();
+        job_priority.clear();
+        job_min_task_total.clear();
+        job_uid.clear();
+        task_start.clear();
+        task_end.clear();
+        tasks.clear();
+        tasks_by_pod.clear();
+        resreq.clear();
+        init_resreq.clear();
+        status.clear();
+        priority.clear();
+        best_effort.clear();
+        name_index.clear();
+        task_node.clear();
+        affinity_tasks.clear();
+        report_order.clear();
+        pod_row.clear();
+        group_row.clear();
+        node_row.clear();
     }
 
     fn reserve_tasks(&mut self, n: usize) {
