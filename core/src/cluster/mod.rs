@@ -531,7 +531,7 @@ impl Cluster {
     /// [`Cluster::prepare`] makes a fresh one).
     pub fn forget_prepared(&mut self) {
         self.prepared = None;
-        self.spare = Box::default();
+        *self.spare = Default::default();
         self.changes = Changes::default();
     }
 
