@@ -2,7 +2,11 @@
 //! backfill; session open and close included) and of the session open alone, on seeded
 //! clusters with 10 pending pods per node in gang jobs of 10 (plus the 50,000 nodes /
 //! 100,000 pods shape). Names: `allocate/n<nodes>_p<pods>_gang<gang>[_<variant>]`,
-//! `session_open/{cold,unchanged}/<shape>`.
+//! `session_open/{cold,unchanged,after_change}/<shape>`: session open with no kept layout
+//! (computed from the records), with a kept layout on an unchanged cluster copy (columns
+//! copied), and after a live cycle's changes (the kept layout patched, then the open; see
+//! `basalt_core::workload::Churn` for the change: 1 % of the pods created, deleted or bound,
+//! plus the previous cycle's binds and PodGroup status updates).
 //!
 //! Sizes: `BASALT_BENCH_NODES` (comma list, default `1000,5000,10000,50000`). Variants:
 //! `BASALT_BENCH_VARIANTS` (default `identical,selectors,taints,anti-affinity,distinct`). Shapes
@@ -14,10 +18,10 @@ use basalt_benches::{cluster, shape_name};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::scheduler::run_cycle_in;
 use basalt_core::session::Session;
-use basalt_core::workload::{Variant, WorkloadSpec};
+use basalt_core::workload::{Churn, Variant, WorkloadSpec};
 use basalt_core::CycleOptions;
 use criterion::{criterion_group, criterion_main, Criterion};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -97,6 +101,35 @@ fn bench(c: &mut Criterion) {
                 arena.reset();
                 let ssn = Session::open(&arena, &cl, &conf, &opts);
                 ssn.state.tasks.len
+            })
+        });
+        // A live cycle: a churn round (1 % of the pods created, deleted or bound, plus the
+        // previous cycle's binds and PodGroup status updates) is applied untimed, then the
+        // timed part patches the kept layout (`prepare`) and opens the session.
+        let mut churn = Churn::new(&cl, &s);
+        let changed = s.pods / 100;
+        for _ in 0..3 {
+            // Warm-up rounds: the first has no previous binds to confirm.
+            for d in churn.round(&cl, changed) {
+                cl.apply(d).expect("churn deltas are valid");
+            }
+            cl.prepare(&conf.options.default_queue);
+        }
+        g.bench_function(format!("after_change/{}", shape_name(&s)), |b| {
+            b.iter_custom(|iters| {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    for d in churn.round(&cl, changed) {
+                        cl.apply(d).expect("churn deltas are valid");
+                    }
+                    arena.reset();
+                    let t = Instant::now();
+                    cl.prepare(&conf.options.default_queue);
+                    let ssn = Session::open(&arena, &cl, &conf, &opts);
+                    std::hint::black_box(ssn.state.tasks.len);
+                    spent += t.elapsed();
+                }
+                spent
             })
         });
     }

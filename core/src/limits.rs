@@ -18,3 +18,13 @@ pub const MAX_NODE_SCORE: i64 = 100;
 /// Below this many nodes a parallel scan costs more than it saves: a rayon join costs about
 /// 15 µs on a 2-core machine, more than a sequential predicate pass over a few thousand nodes.
 pub const PARALLEL_NODE_THRESHOLD: usize = 2048;
+
+/// Changes noted for the kept session layout before it is simply recomputed: above this many
+/// (or a quarter of the pods, whichever is more) patching row by row costs about what a fresh
+/// layout does, and the change log would otherwise grow while nobody prepares.
+pub const MAX_TRACKED_CHANGES: usize = 4096;
+
+/// Interner length below which it is never compacted. Above it the cluster compacts when the
+/// interner holds twice the names that were live at the last compaction, so it stays within
+/// `max(2 × live, this)` names and the marking work is amortised over as many new names.
+pub const MIN_INTERNER_COMPACT: usize = 4096;

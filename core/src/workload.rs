@@ -109,68 +109,189 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
     let jobs = spec.pods.div_ceil(gang);
     let mut made = 0;
     for j in 0..jobs {
-        let ns = format!("ns{}", j % 16);
-        let name = format!("job-{j:06}");
         let size = gang.min(spec.pods - made);
-        out.push(Delta::PodGroup(PodGroupSpec {
-            namespace: ns.clone(),
-            name: name.clone(),
-            uid: format!("{ns}/{name}"),
-            creation_ms: j as i64,
-            min_member: size as i32,
-            queue: format!("q{}", j % queues),
-            phase: PodGroupPhase::Inqueue,
-            ..Default::default()
-        }));
-        let cpu = 500 * (1 + rng.below(4) as i64);
-        let mem = GIB * (1 + rng.below(4) as i64);
-        for i in 0..size {
-            let (c, m) = if spec.variant == Variant::Distinct {
-                (100 + rng.below(2000) as i64, GIB / 4 + rng.below(4096) as i64 * (1 << 20))
-            } else {
-                (cpu, mem)
-            };
-            let mut labels = Labels::new();
-            labels.insert("job".into(), name.clone());
-            let mut p = PodSpec {
-                namespace: ns.clone(),
-                name: format!("{name}-{i}"),
-                uid: format!("{ns}/{name}-{i}"),
-                creation_ms: j as i64,
-                labels,
-                group: Some(name.clone()),
-                scheduler_name: "volcano".into(),
-                resreq: res(c, m, 1),
-                init_resreq: res(c, m, 1),
-                nonzero_cpu_milli: c,
-                nonzero_memory_bytes: m,
-                preemptable: true,
-                ..Default::default()
-            };
-            match spec.variant {
-                Variant::Selectors if j % 2 == 0 => {
-                    p.node_selector.insert("group".into(), format!("g{}", j % 8));
-                }
-                Variant::Taints if j % 2 == 0 => p.tolerations.push(Toleration {
-                    key: "dedicated".into(),
-                    op: TolerationOp::Equal,
-                    value: "batch".into(),
-                    effect: Some(TaintEffect::NoSchedule),
-                }),
-                Variant::AntiAffinity => {
-                    let mut sel = LabelSelector::default();
-                    sel.match_labels.insert("job".into(), name.clone());
-                    p.affinity.anti_required.push(PodAffinityTerm {
-                        label_selector: Some(sel),
-                        topology_key: "kubernetes.io/hostname".into(),
-                        ..Default::default()
-                    });
-                }
-                _ => {}
-            }
-            out.push(Delta::Pod(p));
-        }
+        push_job(&mut out, &mut rng, spec, j, &format!("job-{j:06}"), size);
         made += size;
     }
     out
+}
+
+/// Appends gang job number `j` (a PodGroup of minMember `size`, phase Inqueue, and its `size`
+/// pending pods) named `name` to `out`.
+fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: usize, name: &str, size: usize) {
+    const GIB: i64 = 1 << 30;
+    let queues = spec.queues.max(1);
+    let ns = format!("ns{}", j % 16);
+    out.push(Delta::PodGroup(PodGroupSpec {
+        namespace: ns.clone(),
+        name: name.to_string(),
+        uid: format!("{ns}/{name}"),
+        creation_ms: j as i64,
+        min_member: size as i32,
+        queue: format!("q{}", j % queues),
+        phase: PodGroupPhase::Inqueue,
+        ..Default::default()
+    }));
+    let cpu = 500 * (1 + rng.below(4) as i64);
+    let mem = GIB * (1 + rng.below(4) as i64);
+    for i in 0..size {
+        let (c, m) = if spec.variant == Variant::Distinct {
+            (100 + rng.below(2000) as i64, GIB / 4 + rng.below(4096) as i64 * (1 << 20))
+        } else {
+            (cpu, mem)
+        };
+        let mut labels = Labels::new();
+        labels.insert("job".into(), name.to_string());
+        let mut p = PodSpec {
+            namespace: ns.clone(),
+            name: format!("{name}-{i}"),
+            uid: format!("{ns}/{name}-{i}"),
+            creation_ms: j as i64,
+            labels,
+            group: Some(name.to_string()),
+            scheduler_name: "volcano".into(),
+            resreq: res(c, m, 1),
+            init_resreq: res(c, m, 1),
+            nonzero_cpu_milli: c,
+            nonzero_memory_bytes: m,
+            preemptable: true,
+            ..Default::default()
+        };
+        match spec.variant {
+            Variant::Selectors if j.is_multiple_of(2) => {
+                p.node_selector.insert("group".into(), format!("g{}", j % 8));
+            }
+            Variant::Taints if j.is_multiple_of(2) => p.tolerations.push(Toleration {
+                key: "dedicated".into(),
+                op: TolerationOp::Equal,
+                value: "batch".into(),
+                effect: Some(TaintEffect::NoSchedule),
+            }),
+            Variant::AntiAffinity => {
+                let mut sel = LabelSelector::default();
+                sel.match_labels.insert("job".into(), name.to_string());
+                p.affinity.anti_required.push(PodAffinityTerm {
+                    label_selector: Some(sel),
+                    topology_key: "kubernetes.io/hostname".into(),
+                    ..Default::default()
+                });
+            }
+            _ => {}
+        }
+        out.push(Delta::Pod(p));
+    }
+}
+
+/// The changes a live scheduler sees between two cycles on a [`generate`]d cluster, one batch
+/// of [`Delta`]s per [`Churn::round`]. With `changed` pods per round (the benches use 1 % of
+/// the pods), a round holds, a third of `changed` each:
+///
+/// - **created**: new gang jobs (PodGroup + pending pods, named `churn-NNNNNNN`);
+/// - **deleted**: the oldest jobs, pods and PodGroup;
+/// - **bound**: the pods the previous round assumed bound, now reported `Running` by the kubelet;
+///
+/// plus **the previous cycle's binds**, another third: pending pods of the oldest jobs given a
+/// node (`nodeName` set, phase Pending: Volcano's Bound, as the scheduler's own assumed bind
+/// delta), and a status update (phase Running) of every PodGroup with a pod bound this round.
+/// Pending pods enter as fast as they are bound, so the shape holds over any number of rounds.
+#[derive(Clone, Debug)]
+pub struct Churn {
+    spec: WorkloadSpec,
+    rng: SeededRng,
+    /// Live jobs, oldest first: (namespace, name).
+    jobs: std::collections::VecDeque<(String, String)>,
+    nodes: Vec<String>,
+    next_node: usize,
+    next_job: usize,
+    /// Pods given a node by the previous round: (namespace, name).
+    assumed: Vec<(String, String)>,
+}
+
+impl Churn {
+    /// A churn over `cluster`, generated from `spec` (jobs are aged by creation time).
+    pub fn new(cluster: &crate::Cluster, spec: &WorkloadSpec) -> Self {
+        let mut jobs: Vec<_> =
+            cluster.pod_groups().map(|(_, g)| (g.spec.creation_ms, g.spec.namespace.clone(), g.spec.name.clone())).collect();
+        jobs.sort();
+        Churn {
+            spec: spec.clone(),
+            rng: SeededRng::new(spec.seed ^ 0x636875726e),
+            next_job: jobs.len(),
+            jobs: jobs.into_iter().map(|(_, ns, n)| (ns, n)).collect(),
+            nodes: cluster.nodes().map(|(_, n)| n.spec.name.clone()).collect(),
+            next_node: 0,
+            assumed: Vec::new(),
+        }
+    }
+
+    /// The deltas of one round with `changed` pods created, deleted or bound (see [`Churn`]).
+    pub fn round(&mut self, cluster: &crate::Cluster, changed: usize) -> Vec<Delta> {
+        let third = changed.div_ceil(3).max(1);
+        let mut out = Vec::new();
+        let mut groups = std::collections::BTreeSet::new();
+        // Bound: last round's assumed binds are now running.
+        for (ns, name) in std::mem::take(&mut self.assumed) {
+            if let Some(p) = cluster.pod_id(&ns, &name).and_then(|id| cluster.pod(id)) {
+                let mut s = p.spec.clone();
+                s.phase = PodPhase::Running;
+                if let Some(g) = &s.group {
+                    groups.insert((ns.clone(), g.clone()));
+                }
+                out.push(Delta::Pod(s));
+            }
+        }
+        // Deleted: the oldest jobs.
+        let mut deleted = 0;
+        while deleted < third {
+            let Some((ns, name)) = self.jobs.pop_front() else { break };
+            for &id in cluster.pod_group_members(&ns, &name) {
+                if let Some(p) = cluster.pod(id) {
+                    out.push(Delta::PodDeleted { namespace: p.spec.namespace.clone(), name: p.spec.name.clone() });
+                    deleted += 1;
+                }
+            }
+            groups.remove(&(ns.clone(), name.clone()));
+            out.push(Delta::PodGroupDeleted { namespace: ns, name });
+        }
+        // The previous cycle's binds: pending pods of the oldest jobs get a node.
+        let mut assumed = Vec::new();
+        'jobs: for (ns, name) in &self.jobs {
+            let mut members: Vec<_> = cluster.pod_group_members(ns, name).iter().filter_map(|&id| cluster.pod(id)).collect();
+            members.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+            for p in members {
+                if assumed.len() >= third {
+                    break 'jobs;
+                }
+                if p.spec.node_name.is_empty() && p.spec.phase == PodPhase::Pending && !self.nodes.is_empty() {
+                    let mut s = p.spec.clone();
+                    s.node_name = self.nodes[self.next_node % self.nodes.len()].clone();
+                    self.next_node += 1;
+                    groups.insert((ns.clone(), name.clone()));
+                    assumed.push((s.namespace.clone(), s.name.clone()));
+                    out.push(Delta::Pod(s));
+                }
+            }
+        }
+        self.assumed = assumed;
+        // Created: new jobs of the generator's gang size.
+        let gang = self.spec.gang.max(1);
+        let mut created = 0;
+        while created < third {
+            let j = self.next_job;
+            self.next_job += 1;
+            let name = format!("churn-{j:07}");
+            push_job(&mut out, &mut self.rng, &self.spec, j, &name, gang);
+            self.jobs.push_back((format!("ns{}", j % 16), name));
+            created += gang;
+        }
+        // PodGroup status updates.
+        for (ns, name) in groups {
+            if let Some(g) = cluster.pod_group_id(&ns, &name).and_then(|id| cluster.pod_group(id)) {
+                let mut s = g.spec.clone();
+                s.phase = PodGroupPhase::Running;
+                out.push(Delta::PodGroup(s));
+            }
+        }
+        out
+    }
 }

@@ -114,7 +114,7 @@ proptest! {
     }
 
     #[test]
-    fn prepared_layout_gives_the_same_decisions(spec in spec(), scarce in any::<bool>()) {
+    fn a_kept_session_layout_decides_like_a_fresh_one(spec in spec(), scarce in any::<bool>()) {
         let mut c = cluster(&spec, scarce);
         let conf = SchedulerConf::default();
         let opts = CycleOptions { seed: 3, cycle: 1 };
@@ -122,9 +122,22 @@ proptest! {
         c.prepare(&conf.options.default_queue);
         prop_assert!(c.prepared(&conf.options.default_queue).is_some());
         prop_assert_eq!(&fresh, &run_cycle(&c, &conf, &opts));
-        // Any change makes the kept layout stale.
+        // Any change makes the kept layout stale until the next prepare.
         c.apply(basalt_core::Delta::QueueDeleted("no-such-queue".into())).unwrap();
         prop_assert!(c.prepared(&conf.options.default_queue).is_none());
+        // A live cycle's changes (jobs created and deleted, binds, PodGroup status updates):
+        // the patched layout decides like a fresh one, round after round.
+        let mut churn = basalt_core::workload::Churn::new(&c, &spec);
+        for round in 0..3u64 {
+            for d in churn.round(&c, spec.pods.div_ceil(10)) {
+                c.apply(d).unwrap();
+            }
+            c.prepare(&conf.options.default_queue);
+            let mut fresh = c.clone();
+            fresh.forget_prepared();
+            let opts = CycleOptions { seed: round, cycle: round + 2 };
+            prop_assert_eq!(run_cycle(&fresh, &conf, &opts), run_cycle(&c, &conf, &opts));
+        }
     }
 
     #[test]

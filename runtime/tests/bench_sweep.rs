@@ -5,8 +5,21 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-const KEYS: [&str; 9] =
-    ["nodes", "pods", "variant", "threads", "session_open_ms", "cycle_ms", "pods_bound", "pods_per_s", "peak_rss_bytes"];
+const KEYS: [&str; 13] = [
+    "nodes",
+    "pods",
+    "variant",
+    "threads",
+    "session_open_ms",
+    "session_open_cold_ms",
+    "session_open_after_change_ms",
+    "layout_patch_ms",
+    "change_deltas",
+    "cycle_ms",
+    "pods_bound",
+    "pods_per_s",
+    "peak_rss_bytes",
+];
 
 fn basalt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_basalt")).args(args).output().expect("run basalt")
@@ -36,6 +49,8 @@ fn sweep_prints_one_report_per_size_and_plots_the_fit() {
         assert_eq!(r["variant"], "identical");
         assert_eq!(r["threads"], 1);
         assert!(r["peak_rss_bytes"].as_u64().unwrap() > 0, "each size reports its own peak RSS");
+        assert!(r["change_deltas"].as_u64().unwrap() > 0, "the after-change open applied a live change");
+        assert!(r["session_open_after_change_ms"].as_f64().unwrap() > 0.0);
     }
     // With JSON on stdout the fits go to stderr.
     assert!(stderr.contains("cycle fit (identical): ") && stderr.contains("(nodes/1000)^"), "stderr: {stderr}");

@@ -351,3 +351,81 @@ pub fn pod(i: &mut Interner, p: &PodSpec) -> CPod {
             .collect(),
     }
 }
+
+/// Every [`Sym`] a compiled object holds, visited mutably (marking live names and remapping
+/// them when the cluster compacts its interner, [`super::Cluster::compact_names`]).
+pub trait HoldsSyms {
+    /// Calls `f` on every id held.
+    fn syms_mut(&mut self, f: &mut dyn FnMut(&mut Sym));
+}
+
+impl HoldsSyms for [(Sym, Sym)] {
+    fn syms_mut(&mut self, f: &mut dyn FnMut(&mut Sym)) {
+        for (k, v) in self {
+            f(k);
+            f(v);
+        }
+    }
+}
+
+impl HoldsSyms for CReq {
+    fn syms_mut(&mut self, f: &mut dyn FnMut(&mut Sym)) {
+        f(&mut self.key);
+        self.values.iter_mut().for_each(&mut *f);
+    }
+}
+
+impl HoldsSyms for CSelector {
+    fn syms_mut(&mut self, f: &mut dyn FnMut(&mut Sym)) {
+        self.reqs.iter_mut().for_each(|r| r.syms_mut(f));
+    }
+}
+
+impl HoldsSyms for CNodeTerm {
+    fn syms_mut(&mut self, f: &mut dyn FnMut(&mut Sym)) {
+        self.reqs.iter_mut().chain(self.fields.iter_mut()).for_each(|r| r.syms_mut(f));
+    }
+}
+
+impl HoldsSyms for CPodTerm {
+    fn syms_mut(&mut self, f: &mut dyn FnMut(&mut Sym)) {
+        if let Some(s) = &mut self.selector {
+            s.syms_mut(f);
+        }
+        if let NsMatch::List(l) = &mut self.namespaces {
+            l.iter_mut().for_each(&mut *f);
+        }
+        f(&mut self.topology_key);
+    }
+}
+
+impl HoldsSyms for CPod {
+    fn syms_mut(&mut self, f: &mut dyn FnMut(&mut Sym)) {
+        f(&mut self.namespace);
+        f(&mut self.name);
+        self.labels.syms_mut(f);
+        f(&mut self.role);
+        self.node_selector.iter_mut().for_each(|r| r.syms_mut(f));
+        if let Some(ts) = &mut self.node_required {
+            ts.iter_mut().for_each(|t| t.syms_mut(f));
+        }
+        self.node_preferred.iter_mut().for_each(|(_, t)| t.syms_mut(f));
+        for terms in [&mut self.pod_required, &mut self.pod_preferred, &mut self.anti_required, &mut self.anti_preferred] {
+            terms.iter_mut().for_each(|t| t.syms_mut(f));
+        }
+        for t in self.tolerations.iter_mut() {
+            f(&mut t.key);
+            f(&mut t.value);
+        }
+        for (ip, proto, _) in self.host_ports.iter_mut() {
+            f(ip);
+            f(proto);
+        }
+        for s in self.spread.iter_mut() {
+            f(&mut s.key);
+            if let Some(sel) = &mut s.selector {
+                sel.syms_mut(f);
+            }
+        }
+    }
+}

@@ -6,11 +6,13 @@
 //! types first.
 
 pub mod compile;
+mod names;
 
 use crate::intern::{Interner, Sym};
 use crate::model::*;
 use crate::resource::{Resource, ResourceNames};
 use compile::{CLabels, CPod, CTaint};
+use hashbrown::HashMap;
 use std::collections::BTreeMap;
 
 /// Stable id of a node slot in the cluster.
@@ -126,6 +128,8 @@ pub struct PodRec {
 pub struct PodGroupRec {
     /// The PodGroup as converted.
     pub spec: PodGroupSpec,
+    /// Interned `namespace/name`: Volcano's job id (`api.JobID`), the last key of the job order.
+    pub uid: Sym,
     /// `minResources` as a vector.
     pub min_resources: Option<Resource>,
     /// `minTaskMember` with interned roles, sorted by role.
@@ -143,6 +147,31 @@ pub struct QueueRec {
     pub guarantee: Resource,
     /// `spec.deserved`.
     pub deserved: Option<Resource>,
+}
+
+/// What changed since the kept session layout was made: the input of
+/// [`crate::session::layout::Layout::patch`]. Recorded by [`Cluster::apply`] only while a layout
+/// is kept, and emptied by [`Cluster::prepare`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Pod slots whose record was created, replaced or removed (in apply order, may repeat).
+    pub pods: Vec<PodId>,
+    /// PodGroup slots replaced with the same namespace/name and the same `spec.queue` (status
+    /// updates): their job row stays where it is.
+    pub groups: Vec<PodGroupId>,
+    /// PodGroup slots created, removed or moved to another queue: job rows come or go.
+    pub groups_moved: Vec<PodGroupId>,
+    /// Node slots replaced with the same readiness (allocatable, labels, taints changed).
+    pub nodes: Vec<NodeId>,
+    /// A change every row may depend on: a node added, removed or changing readiness, a queue
+    /// added or removed, any PriorityClass change, or more changes than a rebuild costs.
+    pub global: bool,
+}
+
+impl Changes {
+    fn len(&self) -> usize {
+        self.pods.len() + self.groups.len() + self.groups_moved.len() + self.nodes.len()
+    }
 }
 
 /// The long-lived cluster copy.
@@ -165,8 +194,17 @@ pub struct Cluster {
     free_groups: Vec<u32>,
     queues: BTreeMap<String, QueueRec>,
     priority_classes: BTreeMap<String, PriorityClassSpec>,
+    /// Pods by namespace and `scheduling.k8s.io/group-name` (unordered): the members of a
+    /// PodGroup, so a job that appears can find pods that arrived before it.
+    members: HashMap<String, HashMap<String, Vec<PodId>>>,
     generation: u64,
     prepared: Option<Box<crate::session::layout::Layout>>,
+    /// The buffers of the layout before the last patch, reused by the next one.
+    spare: Box<crate::session::layout::Layout>,
+    /// Changes since `prepared` was made.
+    changes: Changes,
+    /// Interner length that triggers the next compaction (see [`Cluster::compact_names`]).
+    names_limit: usize,
 }
 
 fn slot<T>(v: &mut Vec<Option<Box<T>>>, free: &mut Vec<u32>, x: T) -> u32 {
@@ -201,8 +239,51 @@ impl Cluster {
     }
 
     /// Applies one change. On error the object is not stored (an older version, if any, stays).
+    ///
+    /// While a session layout is kept, the change is noted for [`Cluster::prepare`]; when the
+    /// interner has grown past its limit, dead names are compacted away
+    /// ([`Cluster::compact_names`]).
     pub fn apply(&mut self, d: Delta) -> Result<(), ClusterError> {
         self.generation += 1;
+        let r = self.apply_inner(d);
+        if self.changes.len() > crate::limits::MAX_TRACKED_CHANGES.max(self.pod_index.len() / 4) {
+            // Patching would cost about as much as a rebuild: stop tracking.
+            self.changes = Changes { global: true, ..Changes::default() };
+        }
+        if self.names.len() > self.names_limit.max(crate::limits::MIN_INTERNER_COMPACT) {
+            self.compact_names();
+        }
+        r
+    }
+
+    /// Notes a change for the kept layout (nothing is kept: nothing to note).
+    fn note(&mut self, f: impl FnOnce(&mut Changes)) {
+        if self.prepared.is_some() && !self.changes.global {
+            f(&mut self.changes);
+        }
+    }
+
+    fn add_member(&mut self, p: &PodSpec, id: PodId) {
+        if let Some(g) = &p.group {
+            self.members.entry_ref(p.namespace.as_str()).or_default().entry_ref(g.as_str()).or_default().push(id);
+        }
+    }
+
+    fn remove_member(&mut self, p: &PodSpec, id: PodId) {
+        let Some(g) = &p.group else { return };
+        let Some(by_group) = self.members.get_mut(p.namespace.as_str()) else { return };
+        if let Some(v) = by_group.get_mut(g.as_str()) {
+            v.retain(|&x| x != id);
+            if v.is_empty() {
+                by_group.remove(g.as_str());
+            }
+        }
+        if by_group.is_empty() {
+            self.members.remove(p.namespace.as_str());
+        }
+    }
+
+    fn apply_inner(&mut self, d: Delta) -> Result<(), ClusterError> {
         match d {
             Delta::Node(n) => {
                 let allocatable = self.resource("Node", &n.name, "status.allocatable", &n.allocatable)?;
@@ -217,12 +298,18 @@ impl Cluster {
                     allocatable,
                     spec: n,
                 };
-                match self.node_index.get(&rec.spec.name) {
-                    Some(id) => self.nodes[id.0 as usize] = Some(Box::new(rec)),
+                match self.node_index.get(&rec.spec.name).copied() {
+                    Some(id) => {
+                        let was_ready = self.nodes[id.0 as usize].as_ref().is_some_and(|n| n.spec.ready);
+                        let ready = rec.spec.ready;
+                        self.nodes[id.0 as usize] = Some(Box::new(rec));
+                        self.note(|c| if was_ready == ready { c.nodes.push(id) } else { c.global = true });
+                    }
                     None => {
                         let name = rec.spec.name.clone();
                         let id = slot(&mut self.nodes, &mut self.free_nodes, rec);
                         self.node_index.insert(name, NodeId(id));
+                        self.note(|c| c.global = true);
                     }
                 }
             }
@@ -230,6 +317,7 @@ impl Cluster {
                 if let Some(id) = self.node_index.remove(&name) {
                     self.nodes[id.0 as usize] = None;
                     self.free_nodes.push(id.0);
+                    self.note(|c| c.global = true);
                 }
             }
             Delta::Pod(mut p) => {
@@ -241,18 +329,37 @@ impl Cluster {
                 let rec =
                     PodRec { c: compile::pod(&mut self.names, &p), resreq, init_resreq, generation: self.generation, spec: p };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
-                match self.pod_index.get(&k) {
-                    Some(id) => self.pods[id.0 as usize] = Some(Box::new(rec)),
-                    None => {
-                        let id = slot(&mut self.pods, &mut self.free_pods, rec);
-                        self.pod_index.insert(k, PodId(id));
+                let id = match self.pod_index.get(&k).copied() {
+                    Some(id) => {
+                        if let Some(old) = self.pods[id.0 as usize].take() {
+                            if old.spec.group != rec.spec.group {
+                                self.remove_member(&old.spec, id);
+                                self.add_member(&rec.spec, id);
+                            }
+                        }
+                        self.pods[id.0 as usize] = Some(Box::new(rec));
+                        id
                     }
-                }
+                    None => {
+                        let spec_group = rec.spec.group.clone();
+                        let ns = rec.spec.namespace.clone();
+                        let id = PodId(slot(&mut self.pods, &mut self.free_pods, rec));
+                        self.pod_index.insert(k, id);
+                        if let Some(g) = spec_group {
+                            self.members.entry(ns).or_default().entry(g).or_default().push(id);
+                        }
+                        id
+                    }
+                };
+                self.note(|c| c.pods.push(id));
             }
             Delta::PodDeleted { namespace, name } => {
                 if let Some(id) = self.pod_index.remove(&(namespace, name)) {
-                    self.pods[id.0 as usize] = None;
+                    if let Some(old) = self.pods[id.0 as usize].take() {
+                        self.remove_member(&old.spec, id);
+                    }
                     self.free_pods.push(id.0);
+                    self.note(|c| c.pods.push(id));
                 }
             }
             Delta::PodGroup(g) => {
@@ -270,13 +377,19 @@ impl Cluster {
                     None => None,
                 };
                 let min_task_member = g.min_task_member.iter().map(|(k, &v)| (self.names.intern(k), v)).collect();
-                let rec = PodGroupRec { spec: g, min_resources, min_task_member };
+                let uid = self.names.intern(&key);
+                let rec = PodGroupRec { spec: g, uid, min_resources, min_task_member };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
-                match self.group_index.get(&k) {
-                    Some(id) => self.groups[id.0 as usize] = Some(Box::new(rec)),
+                match self.group_index.get(&k).copied() {
+                    Some(id) => {
+                        let same_queue = self.groups[id.0 as usize].as_ref().is_some_and(|o| o.spec.queue == rec.spec.queue);
+                        self.groups[id.0 as usize] = Some(Box::new(rec));
+                        self.note(|c| if same_queue { c.groups.push(id) } else { c.groups_moved.push(id) });
+                    }
                     None => {
-                        let id = slot(&mut self.groups, &mut self.free_groups, rec);
-                        self.group_index.insert(k, PodGroupId(id));
+                        let id = PodGroupId(slot(&mut self.groups, &mut self.free_groups, rec));
+                        self.group_index.insert(k, id);
+                        self.note(|c| c.groups_moved.push(id));
                     }
                 }
             }
@@ -284,6 +397,7 @@ impl Cluster {
                 if let Some(id) = self.group_index.remove(&(namespace, name)) {
                     self.groups[id.0 as usize] = None;
                     self.free_groups.push(id.0);
+                    self.note(|c| c.groups_moved.push(id));
                 }
             }
             Delta::Queue(q) => {
@@ -298,16 +412,25 @@ impl Cluster {
                 } else {
                     Some(self.resource("Queue", &q.name, "spec.deserved", &q.deserved)?)
                 };
-                self.queues.insert(q.name.clone(), QueueRec { spec: q, capability, guarantee, deserved });
+                // A new queue shifts the queue rows and may bring skipped PodGroups in; a changed
+                // one only changes its record, which sessions read directly.
+                if self.queues.insert(q.name.clone(), QueueRec { spec: q, capability, guarantee, deserved }).is_none() {
+                    self.note(|c| c.global = true);
+                }
             }
             Delta::QueueDeleted(name) => {
-                self.queues.remove(&name);
+                if self.queues.remove(&name).is_some() {
+                    self.note(|c| c.global = true);
+                }
             }
             Delta::PriorityClass(pc) => {
                 self.priority_classes.insert(pc.name.clone(), pc);
+                self.note(|c| c.global = true);
             }
             Delta::PriorityClassDeleted(name) => {
-                self.priority_classes.remove(&name);
+                if self.priority_classes.remove(&name).is_some() {
+                    self.note(|c| c.global = true);
+                }
             }
         }
         Ok(())
@@ -379,12 +502,58 @@ impl Cluster {
         self.priority_classes.values().filter(|p| p.global_default).map(|p| p.value).max()
     }
 
-    /// Computes and keeps the session layout for the current state, so that sessions opened
-    /// before the next change only copy it (`default_queue` as `--default-queue`).
+    /// Brings the kept session layout up to the current state, so that sessions opened before
+    /// the next change only copy it (`default_queue` as `--default-queue`).
+    ///
+    /// A kept layout for the same default queue is patched with the changes noted since it was
+    /// made ([`crate::session::layout::Layout::patch`]: only changed rows are recomputed); the
+    /// first call, a different default queue, or a global change ([`Changes::global`]) compute
+    /// it afresh ([`crate::session::layout::Layout::new`]). Either way the result equals a fresh
+    /// layout field by field.
     pub fn prepare(&mut self, default_queue: &str) {
-        if self.prepared(default_queue).is_none() {
-            self.prepared = Some(Box::new(crate::session::layout::Layout::new(self, default_queue)));
+        if self.prepared(default_queue).is_some() {
+            return;
         }
+        let changes = std::mem::take(&mut self.changes);
+        let layout = match self.prepared.take() {
+            Some(mut l) if l.default_queue == default_queue && !changes.global => {
+                let mut spare = std::mem::take(&mut self.spare);
+                l.patch(self, &changes, &mut spare);
+                self.spare = spare;
+                l
+            }
+            _ => Box::new(crate::session::layout::Layout::new(self, default_queue)),
+        };
+        self.prepared = Some(layout);
+    }
+
+    /// Drops the kept layout (the next session open computes one; the next
+    /// [`Cluster::prepare`] makes a fresh one).
+    pub fn forget_prepared(&mut self) {
+        self.prepared = None;
+        *self.spare = Default::default();
+        self.changes = Changes::default();
+    }
+
+    /// Pods whose `scheduling.k8s.io/group-name` is `name` in `namespace`, in no particular
+    /// order (the PodGroup itself need not exist).
+    pub fn pod_group_members(&self, namespace: &str, name: &str) -> &[PodId] {
+        self.members.get(namespace).and_then(|m| m.get(name)).map(|v| &v[..]).unwrap_or(&[])
+    }
+
+    /// Number of pod slots (ids are below it).
+    pub fn pod_slots(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// Number of node slots (ids are below it).
+    pub fn node_slots(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Number of PodGroup slots (ids are below it).
+    pub fn pod_group_slots(&self) -> usize {
+        self.groups.len()
     }
 
     /// The kept layout, if it is current and made for `default_queue`.

@@ -1,4 +1,5 @@
-//! `basalt bench`: time one session open and one full cycle of a seeded synthetic workload
+//! `basalt bench`: time session open (cold, on an unchanged cluster copy, and after a live
+//! cycle's changes) and one full cycle of a seeded synthetic workload
 //! (`basalt_core::workload`), so the speed numbers can be reproduced without criterion.
 //!
 //! `--sweep 1000,5000,10000` repeats the run at each node count, each in a child process of the
@@ -11,7 +12,7 @@ use super::bench_plot;
 use basalt_core::conf::SchedulerConf;
 use basalt_core::scheduler::run_cycle_in;
 use basalt_core::session::Session;
-use basalt_core::workload::{generate, Variant, WorkloadSpec};
+use basalt_core::workload::{generate, Churn, Variant, WorkloadSpec};
 use basalt_core::{Cluster, CycleOptions};
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
@@ -74,6 +75,9 @@ pub struct BenchArgs {
     /// --from-json.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Live-change rounds timed for `session_open_after_change_ms` (the median is reported).
+    #[arg(long, default_value_t = 5, conflicts_with = "from_json")]
+    pub change_rounds: usize,
     /// Read the reports of an earlier `--sweep ... --output json` from this file instead of
     /// measuring; prints them and the fits, and draws --plot.
     #[arg(long, value_name = "FILE")]
@@ -91,8 +95,26 @@ pub struct BenchReport {
     pub variant: String,
     /// Worker threads.
     pub threads: usize,
-    /// Opening the session from an unchanged (prepared) cluster copy, milliseconds.
+    /// Opening the session from an unchanged cluster copy whose kept layout is current,
+    /// milliseconds (the open only copies columns). Not the cost of a live cycle: see
+    /// `session_open_after_change_ms`.
     pub session_open_ms: f64,
+    /// Opening the session with no kept layout (layout computed from every record; the first
+    /// cycle after start), milliseconds.
+    #[serde(default)]
+    pub session_open_cold_ms: f64,
+    /// Opening the session after a live cycle's changes (median of the change rounds):
+    /// `basalt_core::workload::Churn` applies 1 % of the pods created, deleted or bound plus
+    /// the previous cycle's binds and PodGroup status updates, then `Cluster::prepare` patches
+    /// the kept layout and the session opens; both are timed. Milliseconds.
+    #[serde(default)]
+    pub session_open_after_change_ms: f64,
+    /// The patch alone (`Cluster::prepare` after the change), median of the same rounds, ms.
+    #[serde(default)]
+    pub layout_patch_ms: f64,
+    /// Deltas applied per change round.
+    #[serde(default)]
+    pub change_deltas: usize,
     /// One full cycle (open, enqueue/allocate/backfill, close), milliseconds.
     pub cycle_ms: f64,
     /// Pods bound by the cycle.
@@ -107,12 +129,16 @@ impl BenchReport {
     /// The report as one readable line (times in ms, peak RSS in MiB).
     pub fn text_line(&self) -> String {
         format!(
-            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms, cycle {:.1} ms, {} bound, {:.0} pods/s, peak RSS {} MiB",
+            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms, {} bound, {:.0} pods/s, peak RSS {} MiB",
             self.nodes,
             self.pods,
             self.variant,
             self.threads,
             self.session_open_ms,
+            self.session_open_after_change_ms,
+            self.layout_patch_ms,
+            self.change_deltas,
+            self.session_open_cold_ms,
             self.cycle_ms,
             self.pods_bound,
             self.pods_per_s,
@@ -222,6 +248,12 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
     let opts = CycleOptions { seed: args.seed, cycle: 1 };
     let report = pool.install(|| {
         let mut arena = bumpalo::Bump::new();
+        // Cold: no kept layout, as in the first cycle after start.
+        let t = Instant::now();
+        let open = Session::open(&arena, &cluster, &conf, &opts);
+        let session_open_cold_ms = t.elapsed().as_secs_f64() * 1e3;
+        drop(open);
+        arena.reset();
         // Session open from an unchanged cluster copy: the layout is kept between cycles.
         cluster.prepare(&conf.options.default_queue);
         let t = Instant::now();
@@ -232,15 +264,22 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         let t = Instant::now();
         let d = run_cycle_in(&arena, &cluster, &conf, &opts);
         let cycle_ms = t.elapsed().as_secs_f64() * 1e3;
+        let bound = d.binds.len();
+        drop(d);
+        let change = open_after_change(&mut cluster, &spec, &conf, &opts, &mut arena, args.change_rounds.max(1));
         BenchReport {
             nodes: spec.nodes,
             pods: spec.pods,
             variant: variant.name().to_string(),
             threads,
             session_open_ms,
+            session_open_cold_ms,
+            session_open_after_change_ms: change.open_ms,
+            layout_patch_ms: change.patch_ms,
+            change_deltas: change.deltas,
             cycle_ms,
-            pods_bound: d.binds.len(),
-            pods_per_s: if cycle_ms > 0.0 { d.binds.len() as f64 / (cycle_ms / 1e3) } else { 0.0 },
+            pods_bound: bound,
+            pods_per_s: if cycle_ms > 0.0 { bound as f64 / (cycle_ms / 1e3) } else { 0.0 },
             peak_rss_bytes: peak_rss_bytes(),
         }
     });
@@ -251,6 +290,56 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
     super::EXIT_OK
 }
 
+/// Medians of the live-change rounds.
+struct AfterChange {
+    open_ms: f64,
+    patch_ms: f64,
+    deltas: usize,
+}
+
+/// `rounds` live cycles' changes on `cluster`: each round applies a [`Churn`] round of 1 % of
+/// the pods (untimed), then times `Cluster::prepare` (the patch) and the session open. One
+/// untimed round first, so the timed ones also confirm the previous round's binds.
+fn open_after_change(
+    cluster: &mut Cluster,
+    spec: &WorkloadSpec,
+    conf: &SchedulerConf,
+    opts: &CycleOptions,
+    arena: &mut bumpalo::Bump,
+    rounds: usize,
+) -> AfterChange {
+    let dq = conf.options.default_queue.as_str();
+    let mut churn = Churn::new(cluster, spec);
+    let changed = (spec.pods / 100).max(1);
+    let (mut open, mut patch, mut deltas) = (Vec::new(), Vec::new(), 0);
+    for round in 0..=rounds {
+        let batch = churn.round(cluster, changed);
+        let n = batch.len();
+        for d in batch {
+            if let Err(e) = cluster.apply(d) {
+                eprintln!("warning: {e}");
+            }
+        }
+        arena.reset();
+        let t = Instant::now();
+        cluster.prepare(dq);
+        let p = t.elapsed().as_secs_f64() * 1e3;
+        let ssn = Session::open(arena, cluster, conf, opts);
+        let o = t.elapsed().as_secs_f64() * 1e3;
+        drop(ssn);
+        if round > 0 {
+            open.push(o);
+            patch.push(p);
+            deltas = n;
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    AfterChange { open_ms: median(open), patch_ms: median(patch), deltas }
+}
+
 /// Runs one size of a sweep as `basalt bench --nodes N ... --output json` in a child process
 /// (stderr passes through) and reads its report.
 fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant) -> Result<BenchReport, String> {
@@ -258,7 +347,8 @@ fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant
     cmd.arg("bench")
         .args(["--nodes", &nodes.to_string(), "--pods", &(nodes * args.pods_per_node).to_string()])
         .args(["--gang", &args.gang.to_string(), "--queues", &args.queues.to_string()])
-        .args(["--variant", variant.name(), "--seed", &args.seed.to_string(), "--output", "json"]);
+        .args(["--variant", variant.name(), "--seed", &args.seed.to_string(), "--output", "json"])
+        .args(["--change-rounds", &args.change_rounds.to_string()]);
     if let Some(t) = args.threads {
         cmd.args(["--threads", &t.to_string()]);
     }
