@@ -141,7 +141,6 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
                 group: Some(name.clone()),
                 scheduler_name: "volcano".into(),
                 resreq: res(c, m, 1),
-                init_resreq: res(c, m, 1),
                 nonzero_cpu_milli: c,
                 nonzero_memory_bytes: m,
                 preemptable: true,

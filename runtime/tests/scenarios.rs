@@ -132,6 +132,21 @@ fn run_case(path: &Path, case: &Yaml, tmp: &Path) -> Vec<String> {
             }
         }
     }
+    // queueAllocated: {queue: {resource: amount}}, the listed resources of each listed queue's
+    // `status.allocated` after the last cycle (core units; a resource absent from the output is 0).
+    if let Some(want) = expect.get("queueAllocated").and_then(|v| v.as_mapping()) {
+        for (q, res) in want {
+            let q = q.as_str().unwrap_or_default();
+            let got = last["queues"].as_array().into_iter().flatten().find(|x| s(x, "queue") == q);
+            for (r, amount) in res.as_mapping().into_iter().flatten() {
+                let (r, amount) = (r.as_str().unwrap_or_default(), amount.as_i64().unwrap_or(-1));
+                let have = got.and_then(|g| g["allocated"].get(r)).and_then(|v| v.as_i64()).unwrap_or(0);
+                if have != amount {
+                    bad.push(format!("queueAllocated {q} {r}: want {amount}, got {have}"));
+                }
+            }
+        }
+    }
     if let Some(want) = expect.get("podGroupCondition").and_then(|v| v.as_mapping()) {
         for (pg, cond) in want {
             let pg = pg.as_str().unwrap_or_default();

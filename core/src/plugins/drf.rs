@@ -74,10 +74,10 @@ impl<'a> Plugin<'a> for Drf {
     fn job_order(&self, _s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
         self.share[l.ix()].partial_cmp(&self.share[r.ix()]).unwrap_or(Ordering::Equal)
     }
-    fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         self.change(s, t, 1.0);
     }
-    fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         self.change(s, t, -1.0);
     }
 }

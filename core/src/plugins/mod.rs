@@ -203,10 +203,11 @@ pub trait Plugin<'a>: Send + Sync {
     fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
         false
     }
-    /// A task was allocated or pipelined (Volcano `AllocateFunc`).
-    fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {}
+    /// A task was allocated or pipelined (Volcano `AllocateFunc`). `s` is mutable for the
+    /// predicates plugin, which keeps the shared node view ([`State::view`]).
+    fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
     /// A task was deallocated or evicted (Volcano `DeallocateFunc`).
-    fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {}
+    fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
     /// Session close (Volcano `OnSessionClose`).
     fn on_close(&mut self, s: &mut State<'a>) {}
 }

@@ -87,8 +87,8 @@ pub fn most_allocated(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> i64 {
 fn nonzero(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> (i64, i64, i64, i64) {
     let spec = &s.tasks.rec[t.ix()].spec;
     (
-        s.nodes.nonzero_cpu[n.ix()].saturating_add(spec.nonzero_cpu_milli),
-        s.nodes.nonzero_mem[n.ix()].saturating_add(spec.nonzero_memory_bytes),
+        s.view.nonzero_cpu[n.ix()].saturating_add(spec.nonzero_cpu_milli),
+        s.view.nonzero_mem[n.ix()].saturating_add(spec.nonzero_memory_bytes),
         s.at(s.nodes.allocatable, n, CPU),
         s.at(s.nodes.allocatable, n, MEMORY),
     )
@@ -120,7 +120,7 @@ fn most(req: i64, cap: i64) -> i64 {
 /// kube BalancedAllocation over cpu, memory and (when requested) `gpu_dim`: (1 − std of the
 /// requested fractions) × 100.
 pub fn balanced_allocation(s: &State<'_>, t: TaskIdx, n: NodeIdx, gpu_dim: Option<usize>) -> i64 {
-    let req = s.tasks.init_req(t, s.dims);
+    let req = s.tasks.req(t, s.dims);
     let mut fr: [f64; 3] = [0.0; 3];
     let mut k = 0;
     for (i, d) in [Some(CPU), Some(MEMORY), gpu_dim].into_iter().enumerate() {
@@ -132,7 +132,7 @@ pub fn balanced_allocation(s: &State<'_>, t: TaskIdx, n: NodeIdx, gpu_dim: Optio
         if alloc == 0 {
             continue;
         }
-        let used = s.at(s.nodes.used, n, d).saturating_add(req.get(d).copied().unwrap_or(0));
+        let used = s.at(s.view.requested, n, d).saturating_add(req.get(d).copied().unwrap_or(0));
         fr[k] = (used as f64 / alloc as f64).min(1.0);
         k += 1;
     }
@@ -238,6 +238,7 @@ impl<'a> Plugin<'a> for NodeOrder {
                             .filter(|&o| {
                                 let oc = &s.tasks.rec[o.ix()].c;
                                 o != t
+                                    && s.in_view_spread(o)
                                     && oc.namespace == pod.namespace
                                     && c.selector.as_ref().is_some_and(|sel| sel.matches(&oc.labels, names))
                             })

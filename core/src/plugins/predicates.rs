@@ -64,7 +64,7 @@ fn tolerates_unschedulable(s: &State<'_>, t: TaskIdx) -> bool {
 
 impl Predicates {
     fn pod_number(&self, s: &State<'_>, n: NodeIdx) -> Result<(), Reason> {
-        if s.nodes.pod_count[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
+        if s.view.pods[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
             return Err(Reason::PodNumberExceeded);
         }
         Ok(())
@@ -119,5 +119,14 @@ impl<'a> Plugin<'a> for Predicates {
     fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         self.pod_number(s, n)?;
         self.predicate_rest(s, ctx, t, n)
+    }
+    /// Volcano's predicates `AllocateFunc`: the pod joins the shared node view
+    /// ([`crate::session::node_view`]).
+    fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        s.view_add(t);
+    }
+    /// Volcano's predicates `DeallocateFunc`: the pod leaves the node view.
+    fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        s.view_remove(t);
     }
 }

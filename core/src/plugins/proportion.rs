@@ -66,6 +66,8 @@ impl Proportion {
             if !a.active {
                 let rec = s.queues.rec[q];
                 a.active = true;
+                // Any weight as given (0 included: remaining × 0 / Σw per round, so deserved
+                // ends at the guarantee); negative counts as 0 so Σw cannot shrink.
                 a.weight = rec.spec.weight.max(0) as f64;
                 a.deserved = vec![0.0; dims];
                 a.allocated = vec![0.0; dims];
@@ -237,6 +239,9 @@ impl<'a> Plugin<'a> for Proportion {
         let a = &self.attrs[q.ix()];
         a.active && (0..self.dims).all(|d| le(a.deserved[d], a.allocated[d]))
     }
+    /// Volcano master's `queueAllocatable`: the queue is Open and, in every dimension where the
+    /// task requests more than 0 except `pods`, allocated + request ≤ deserved, compared
+    /// strictly (no 0.1 tolerance). `pods` still counts in deserved, share and overused.
     fn allocatable(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
         if s.queues.rec[q.ix()].spec.state != QueueState::Open {
             return false;
@@ -246,7 +251,9 @@ impl<'a> Plugin<'a> for Proportion {
             return true;
         }
         let req = s.tasks.req(t, self.dims);
-        (0..self.dims).filter(|&d| req[d] > 0).all(|d| le(a.allocated[d] + req[d] as f64, a.deserved[d]))
+        (0..self.dims)
+            .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
+            .all(|d| a.allocated[d] + req[d] as f64 <= a.deserved[d])
     }
     fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
         let q = s.jobs.queue[j.ix()] as usize;
@@ -274,10 +281,10 @@ impl<'a> Plugin<'a> for Proportion {
             }
         }
     }
-    fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         self.change(s, t, 1.0);
     }
-    fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         self.change(s, t, -1.0);
     }
 }

@@ -300,14 +300,14 @@ impl<'a> Plugins<'a> {
     }
 
     /// AllocateFunc event to every plugin with an event handler.
-    pub fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    pub fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_allocate(s, t);
         }
     }
 
     /// DeallocateFunc event to every plugin with an event handler.
-    pub fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    pub fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_deallocate(s, t);
         }

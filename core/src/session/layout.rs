@@ -76,8 +76,6 @@ pub struct Layout {
     pub tasks_by_pod: Vec<(u32, PodId)>,
     /// Resreq rows.
     pub resreq: Vec<i64>,
-    /// InitResreq rows.
-    pub init_resreq: Vec<i64>,
     /// Status per task.
     pub status: Vec<TaskStatus>,
     /// Priority per task.
@@ -160,10 +158,8 @@ impl Layout {
             task_end[j] = i as u32 + 1;
         }
         let mut resreq = vec![0i64; nt * dims];
-        let mut init_resreq = vec![0i64; nt * dims];
         for (i, (_, _, p)) in pods.iter().enumerate() {
             p.resreq.write_row(&mut resreq[i * dims..(i + 1) * dims]);
-            p.init_resreq.write_row(&mut init_resreq[i * dims..(i + 1) * dims]);
         }
         let status: Vec<TaskStatus> = pods.iter().map(|(_, _, p)| pod_status(p)).collect();
         let task_node = pods
@@ -215,10 +211,9 @@ impl Layout {
             },
             tasks: pods.iter().map(|(j, id, _)| (*j, *id)).collect(),
             resreq,
-            init_resreq,
             status,
             priority: pods.iter().map(|(_, _, p)| pod_priority(cluster, p)).collect(),
-            best_effort: pods.iter().map(|(_, _, p)| p.init_resreq.is_empty()).collect(),
+            best_effort: pods.iter().map(|(_, _, p)| p.resreq.is_empty()).collect(),
             name_index: pods.iter().map(|(_, _, p)| name_index(&p.spec.name)).collect(),
             task_node,
             affinity_tasks: pods
