@@ -86,7 +86,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("cold/{}", shape_name(&s)), |b| {
             b.iter(|| {
                 arena.reset();
-                let ssn = Session::open(&arena, &cl, &conf, &opts);
+                let ssn = Session::open(&arena, &cl, &conf, &opts, &basalt_core::plugins::REGISTRY);
                 ssn.state.tasks.len
             })
         });
@@ -95,7 +95,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("unchanged/{}", shape_name(&s)), |b| {
             b.iter(|| {
                 arena.reset();
-                let ssn = Session::open(&arena, &cl, &conf, &opts);
+                let ssn = Session::open(&arena, &cl, &conf, &opts, &basalt_core::plugins::REGISTRY);
                 ssn.state.tasks.len
             })
         });

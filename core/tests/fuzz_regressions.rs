@@ -199,7 +199,7 @@ fn regression_discard_after_saturated_pipeline() {
     }
     let conf = SchedulerConf::default();
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let before = ssn.state.nodes.pipelined.to_vec();
     let mut st = ssn.statement();
     ssn.pipeline(&mut st, TaskIdx(0), NodeIdx(0));
@@ -230,7 +230,7 @@ fn regression_discard_after_saturated_nonzero_request() {
     }
     let conf = SchedulerConf::default();
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let before = ssn.state.view.nonzero_mem.to_vec();
     let mut st = ssn.statement();
     assert!(ssn.allocate(&mut st, TaskIdx(0), NodeIdx(0)), "p-0 fits: it asks no memory");

@@ -132,7 +132,7 @@ proptest! {
         let c = cluster(&spec, true);
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
-        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
         let before = snapshot(&ssn);
         let mut st = ssn.statement();
         let (nt, nn) = (ssn.state.tasks.len, ssn.state.nodes.len);

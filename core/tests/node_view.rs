@@ -64,7 +64,7 @@ fn view_starts_with_releasing_pods_and_follows_the_predicates_event_handler() {
     let c = cluster();
     let conf = SchedulerConf::default(); // has predicates
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let (running, releasing, pending) = (task(&ssn, "a-running"), task(&ssn, "b-releasing"), task(&ssn, "c-pending"));
     assert!(ssn.state.in_view(running) && ssn.state.in_view(releasing) && !ssn.state.in_view(pending));
     assert_eq!(ssn.state.view.pods[0], 2, "Releasing pods count at session open");
@@ -91,7 +91,7 @@ fn without_predicates_the_view_does_not_change_in_the_session() {
     let conf =
         SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: nodeorder\n").unwrap().0;
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let pending = task(&ssn, "c-pending");
     let mut st = ssn.statement();
     assert!(ssn.allocate(&mut st, pending, NodeIdx(0)));

@@ -385,7 +385,7 @@ mod tests {
         }
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
-        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
         let mut cc = ClassCache::default();
         let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
         let picks: Vec<Pick> = job0

@@ -287,15 +287,22 @@ pub struct Session<'a> {
 
 impl<'a> Session<'a> {
     /// Opens a session (Volcano `OpenSession`): builds the tables in `arena` from `cluster`,
-    /// then instantiates the conf's plugins tier by tier.
-    pub fn open(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> Self {
+    /// then instantiates the conf's plugins tier by tier from `registry` (usually
+    /// [`crate::plugins::REGISTRY`]; a conf plugin it lacks is skipped).
+    pub fn open(
+        arena: &'a Bump,
+        cluster: &'a Cluster,
+        conf: &'a SchedulerConf,
+        opts: &CycleOptions,
+        registry: &crate::plugins::Registry,
+    ) -> Self {
         let dq = conf.options.default_queue.as_str();
         let mut state = match cluster.prepared(dq) {
             Some(l) => build::build(arena, cluster, l, Some(l), conf, opts),
             None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), None, conf, opts),
         };
         state.view = node_view::NodeView::start(arena, &state);
-        let plugins = Plugins::open(conf, &state);
+        let plugins = Plugins::open(conf, registry, &state);
         Session { arena, state, plugins }
     }
 

@@ -53,7 +53,7 @@ fn snapshot(ssn: &Session<'_>) -> String {
 /// asserts the session is as before.
 pub fn discard_restores(cluster: &Cluster, conf: &SchedulerConf, ops: &[(u8, u8, bool)]) {
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, cluster, conf, &CycleOptions::default());
+    let mut ssn = Session::open(&arena, cluster, conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let (nt, nn) = (ssn.state.tasks.len, ssn.state.nodes.len);
     if nt == 0 || nn == 0 || ops.is_empty() {
         return;

@@ -225,7 +225,7 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         // Session open from an unchanged cluster copy: the layout is kept between cycles.
         cluster.prepare(&conf.options.default_queue);
         let t = Instant::now();
-        let open = Session::open(&arena, &cluster, &conf, &opts);
+        let open = Session::open(&arena, &cluster, &conf, &opts, &basalt_core::plugins::REGISTRY);
         let session_open_ms = t.elapsed().as_secs_f64() * 1e3;
         drop(open);
         arena.reset();
