@@ -19,6 +19,15 @@ pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str)
             Err(e) => notes.push(format!("Queue {default_queue:?} could not be created: {e}")),
         }
     }
+    for q in cluster.queues() {
+        let parent = &q.spec.parent;
+        if !parent.is_empty() && parent != "root" {
+            notes.push(format!(
+                "Queue {:?}: spec.parent {parent:?} is accepted but ignored: Basalt has no hierarchical queue plugin (capacity or drf with enableHierarchy), so queues are flat",
+                q.spec.name
+            ));
+        }
+    }
     let mut changes = Vec::new();
     for (_, p) in cluster.pods() {
         let s = &p.spec;
