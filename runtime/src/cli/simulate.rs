@@ -58,6 +58,11 @@ pub struct SimulateArgs {
     /// output ("Not honoured" / "notHonoured").
     #[arg(long)]
     pub strict: bool,
+    /// Decide with the plain reference scan (every task scans every node) instead of the fast
+    /// path (task classes, affinity index); the decisions are the same, only slower. For
+    /// comparison tests.
+    #[arg(long)]
+    pub plain_scan: bool,
 }
 
 /// Reads and parses the conf at `path`, printing its warnings to stderr.
@@ -86,6 +91,9 @@ fn conf_with_options(mut conf: SchedulerConf, args: &SimulateArgs) -> SchedulerC
     }
     if let Some(v) = &args.default_queue {
         o.default_queue = v.clone();
+    }
+    if args.plain_scan {
+        o.class_cache = false;
     }
     conf
 }
