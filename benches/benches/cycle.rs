@@ -90,7 +90,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("cold/{}", shape_name(&s)), |b| {
             b.iter(|| {
                 arena.reset();
-                let ssn = Session::open(&arena, &cl, &conf, &opts);
+                let ssn = Session::open(&arena, &cl, &conf, &opts, &basalt_core::plugins::REGISTRY);
                 ssn.state.tasks.len
             })
         });
@@ -99,7 +99,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("unchanged/{}", shape_name(&s)), |b| {
             b.iter(|| {
                 arena.reset();
-                let ssn = Session::open(&arena, &cl, &conf, &opts);
+                let ssn = Session::open(&arena, &cl, &conf, &opts, &basalt_core::plugins::REGISTRY);
                 ssn.state.tasks.len
             })
         });
@@ -125,7 +125,7 @@ fn bench(c: &mut Criterion) {
                     arena.reset();
                     let t = Instant::now();
                     cl.prepare(&conf.options.default_queue);
-                    let ssn = Session::open(&arena, &cl, &conf, &opts);
+                    let ssn = Session::open(&arena, &cl, &conf, &opts, &basalt_core::plugins::REGISTRY);
                     std::hint::black_box(ssn.state.tasks.len);
                     spent += t.elapsed();
                 }

@@ -32,7 +32,7 @@ fn main() {
 fn one(c: &basalt_core::cluster::Cluster, conf: &SchedulerConf, opts: &CycleOptions, spec: &WorkloadSpec) {
     let arena = bumpalo::Bump::new();
     let start = Instant::now();
-    let mut ssn = Session::open(&arena, c, conf, opts);
+    let mut ssn = Session::open(&arena, c, conf, opts, &basalt_core::plugins::REGISTRY);
     let mut phases = vec![("open".to_string(), start.elapsed())];
     for a in &conf.actions {
         let t = Instant::now();

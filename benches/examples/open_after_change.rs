@@ -35,7 +35,7 @@ fn main() {
             .map(|_| {
                 arena.reset();
                 let t = Instant::now();
-                let s = Session::open(&arena, &c, &conf, &opts);
+                let s = Session::open(&arena, &c, &conf, &opts, &basalt_core::plugins::REGISTRY);
                 std::hint::black_box(s.state.tasks.len);
                 ms(t)
             })
@@ -47,7 +47,7 @@ fn main() {
             .map(|_| {
                 arena.reset();
                 let t = Instant::now();
-                let s = Session::open(&arena, &c, &conf, &opts);
+                let s = Session::open(&arena, &c, &conf, &opts, &basalt_core::plugins::REGISTRY);
                 std::hint::black_box(s.state.tasks.len);
                 ms(t)
             })
@@ -65,7 +65,7 @@ fn main() {
         let t = Instant::now();
         c.prepare(&dq);
         patch.push(ms(t));
-        let s = Session::open(&arena, &c, &conf, &opts);
+        let s = Session::open(&arena, &c, &conf, &opts, &basalt_core::plugins::REGISTRY);
         std::hint::black_box(s.state.tasks.len);
         changed.push(ms(t));
     }

@@ -24,7 +24,7 @@ pub fn run_cycle(cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions) -
 
 /// [`run_cycle`] with a caller-owned arena (reset it between cycles to reuse its memory).
 pub fn run_cycle_in(arena: &bumpalo::Bump, cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions) -> Decisions {
-    let mut ssn = Session::open(arena, cluster, conf, opts);
+    let mut ssn = Session::open(arena, cluster, conf, opts, &crate::plugins::REGISTRY);
     for action in &conf.actions {
         actions::execute(*action, &mut ssn);
     }

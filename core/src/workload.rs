@@ -151,7 +151,6 @@ fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: u
             group: Some(name.to_string()),
             scheduler_name: "volcano".into(),
             resreq: res(c, m, 1),
-            init_resreq: res(c, m, 1),
             nonzero_cpu_milli: c,
             nonzero_memory_bytes: m,
             preemptable: true,

@@ -40,7 +40,6 @@ fn pod(name: &str, group: &str, requests: &[(&str, i64)]) -> Delta {
         uid: format!("ns/{name}"),
         group: Some(group.into()),
         scheduler_name: "volcano".into(),
-        init_resreq: resreq.clone(),
         // kube's scoring defaults for a container without a request: 100m cpu, 200 MiB memory.
         nonzero_cpu_milli: resreq.get("cpu").copied().filter(|&v| v > 0).unwrap_or(100),
         nonzero_memory_bytes: resreq.get("memory").copied().filter(|&v| v > 0).unwrap_or(200 << 20),
@@ -200,7 +199,7 @@ fn regression_discard_after_saturated_pipeline() {
     }
     let conf = SchedulerConf::default();
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let before = ssn.state.nodes.pipelined.to_vec();
     let mut st = ssn.statement();
     ssn.pipeline(&mut st, TaskIdx(0), NodeIdx(0));
@@ -231,12 +230,12 @@ fn regression_discard_after_saturated_nonzero_request() {
     }
     let conf = SchedulerConf::default();
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
-    let before = ssn.state.nodes.nonzero_mem.to_vec();
+    let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
+    let before = ssn.state.view.nonzero_mem.to_vec();
     let mut st = ssn.statement();
     assert!(ssn.allocate(&mut st, TaskIdx(0), NodeIdx(0)), "p-0 fits: it asks no memory");
     ssn.discard(st);
-    assert_eq!(ssn.state.nodes.nonzero_mem.to_vec(), before, "discard restores the requested memory used for scoring");
+    assert_eq!(ssn.state.view.nonzero_mem.to_vec(), before, "discard restores the requested memory used for scoring");
 }
 
 /// `pod` with one host port `ip:port` (TCP).

@@ -145,7 +145,7 @@ proptest! {
         let c = cluster(&spec, true);
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
-        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
         let before = snapshot(&ssn);
         let mut st = ssn.statement();
         let (nt, nn) = (ssn.state.tasks.len, ssn.state.nodes.len);
@@ -164,17 +164,19 @@ proptest! {
 fn snapshot(ssn: &Session<'_>) -> String {
     let s = &ssn.state;
     let mut out = format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
         s.nodes.idle,
         s.nodes.used,
         s.nodes.releasing,
         s.nodes.pipelined,
-        s.nodes.pod_count,
+        s.view.pods,
         s.tasks.status,
         s.tasks.node,
         s.jobs.counts,
-        s.nodes.nonzero_cpu,
-        s.nodes.nonzero_mem
+        s.view.nonzero_cpu,
+        s.view.nonzero_mem,
+        s.view.requested,
+        s.view.node
     );
     for n in 0..s.nodes.len {
         let mut on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();

@@ -286,7 +286,8 @@ fn cli_json_output_has_the_contract_keys() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     let mut top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     top.sort_unstable();
-    assert_eq!(top, vec!["cycles", "issues", "podGroupOfPod"]);
+    assert_eq!(top, vec!["cycles", "issues", "notHonoured", "podGroupOfPod"]);
+    assert_eq!(v["notHonoured"].as_array().map(Vec::len), Some(0), "Volcano's default conf is fully honoured");
     let cycles = v["cycles"].as_array().unwrap();
     assert_eq!(cycles.len(), 2);
     let mut keys: Vec<&str> = cycles[0].as_object().unwrap().keys().map(String::as_str).collect();
@@ -362,4 +363,64 @@ fn cli_exit_codes() {
     assert_eq!(opts.status.code(), Some(0), "{}", String::from_utf8_lossy(&opts.stderr));
     let out_of_range = basalt(&["simulate", "--cluster", &cluster, "--percentage-nodes-to-find", "101"]);
     assert_eq!(out_of_range.status.code(), Some(2));
+}
+
+#[test]
+fn cli_strict_refuses_what_is_not_implemented_and_lists_it_otherwise() {
+    let dir = scratch("cli-strict");
+    let cluster = write(&dir, "c.yaml", NODE).display().to_string();
+    let conf = write(
+        &dir,
+        "partial.conf",
+        "actions: \"enqueue, allocate, preempt\"\ntiers:\n- plugins:\n  - name: gang\n  - name: capacity\n- plugins:\n  - name: nodeorder\n    arguments: {leastrequsted.weight: 2, mostrequested.weight: \"two\"}\n",
+    )
+    .display()
+    .to_string();
+    // Without --strict: runs, and the JSON lists what is skipped before the cycles.
+    let out = basalt(&["simulate", "--cluster", &cluster, "--conf", &conf, "--output", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.trim_start().starts_with("{\n  \"notHonoured\""), "listed at the top: {text}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<(&str, &str)> =
+        v["notHonoured"].as_array().unwrap().iter().map(|n| (n["kind"].as_str().unwrap(), n["name"].as_str().unwrap())).collect();
+    assert_eq!(
+        names,
+        vec![
+            ("action", "preempt"),
+            ("plugin", "capacity"),
+            ("argument", "nodeorder.leastrequsted.weight"),
+            ("argument", "nodeorder.mostrequested.weight")
+        ]
+    );
+    // The text output lists them first too.
+    let out = basalt(&["simulate", "--cluster", &cluster, "--conf", &conf]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Not honoured by this Basalt version"), "{text}");
+    assert!(text.contains("plugin \"capacity\" is not implemented"), "{text}");
+    // With --strict: exit 2 naming each unimplemented item; the mistyped value (Volcano's
+    // default is used, as Volcano does) is not among them.
+    let out = basalt(&["simulate", "--cluster", &cluster, "--conf", &conf, "--strict"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for want in ["preempt", "capacity", "leastrequsted.weight"] {
+        assert!(err.contains(want), "{want} in {err}");
+    }
+    assert!(!err.contains("\"two\""), "{err}");
+    assert!(out.stdout.is_empty());
+    // The default conf passes --strict.
+    let out = basalt(&["simulate", "--cluster", &cluster, "--strict"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn queue_parent_is_warned_about() {
+    let dir = scratch("cli-parent");
+    let queue =
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: child}\nspec: {weight: 1, parent: team}\n";
+    let cluster = write(&dir, "c.yaml", [NODE, queue].join("---\n")).display().to_string();
+    let out = basalt(&["simulate", "--cluster", &cluster]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Queue \"child\": spec.parent \"team\" is accepted but ignored"), "{err}");
 }

@@ -1,6 +1,7 @@
 //! The project's scenario cases (`tests/scenarios/<area>/*.yaml`, the shared conformance format
-//! plus Basalt's `unschedulable` and `podGroupCondition` keys), each run through
-//! `basalt simulate --output json` and checked against its `expect`.
+//! plus Basalt's `unschedulable`, `podGroupCondition` and `queueAllocated` keys), each run
+//! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
+//! both outputs must be identical and match the case's `expect`.
 
 use serde_json::Value as Json;
 use serde_yaml::Value as Yaml;
@@ -24,8 +25,24 @@ fn s(v: &Json, k: &str) -> String {
     v.get(k).and_then(|x| x.as_str()).unwrap_or_default().to_string()
 }
 
-/// Runs one case and returns its mismatches.
+/// Runs one case on the fast path and on the plain scan; returns its mismatches.
 fn run_case(path: &Path, case: &Yaml, tmp: &Path) -> Vec<String> {
+    let fast = run_case_with(path, case, tmp, false);
+    let plain = run_case_with(path, case, tmp, true);
+    match (fast, plain) {
+        (Ok((fast_json, mut bad)), Ok((plain_json, plain_bad))) => {
+            if fast_json != plain_json {
+                bad.push("the fast path and --plain-scan decided differently".into());
+            }
+            bad.extend(plain_bad.into_iter().map(|b| format!("--plain-scan: {b}")));
+            bad
+        }
+        (Err(e), _) | (_, Err(e)) => vec![e],
+    }
+}
+
+/// Runs one case (`plain`: with `--plain-scan`); returns the JSON output and the mismatches.
+fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(Json, Vec<String>), String> {
     let conf_path = tmp.join("scheduler.conf");
     let cluster_path = tmp.join("cluster.yaml");
     std::fs::write(&conf_path, case.get("conf").and_then(|v| v.as_str()).unwrap_or("")).unwrap();
@@ -37,10 +54,11 @@ fn run_case(path: &Path, case: &Yaml, tmp: &Path) -> Vec<String> {
         .arg("--cluster")
         .arg(&cluster_path)
         .args(["--cycles", &cycles.to_string(), "--output", "json"])
+        .args(plain.then_some("--plain-scan"))
         .output()
         .expect("run basalt");
     if !out.status.success() {
-        return vec![format!("{}: exit {:?}: {}", path.display(), out.status.code(), String::from_utf8_lossy(&out.stderr))];
+        return Err(format!("{}: exit {:?}: {}", path.display(), out.status.code(), String::from_utf8_lossy(&out.stderr)));
     }
     let json: Json = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     let cycles = json["cycles"].as_array().cloned().unwrap_or_default();
@@ -132,6 +150,21 @@ fn run_case(path: &Path, case: &Yaml, tmp: &Path) -> Vec<String> {
             }
         }
     }
+    // queueAllocated: {queue: {resource: amount}}, the listed resources of each listed queue's
+    // `status.allocated` after the last cycle (core units; a resource absent from the output is 0).
+    if let Some(want) = expect.get("queueAllocated").and_then(|v| v.as_mapping()) {
+        for (q, res) in want {
+            let q = q.as_str().unwrap_or_default();
+            let got = last["queues"].as_array().into_iter().flatten().find(|x| s(x, "queue") == q);
+            for (r, amount) in res.as_mapping().into_iter().flatten() {
+                let (r, amount) = (r.as_str().unwrap_or_default(), amount.as_i64().unwrap_or(-1));
+                let have = got.and_then(|g| g["allocated"].get(r)).and_then(|v| v.as_i64()).unwrap_or(0);
+                if have != amount {
+                    bad.push(format!("queueAllocated {q} {r}: want {amount}, got {have}"));
+                }
+            }
+        }
+    }
     if let Some(want) = expect.get("podGroupCondition").and_then(|v| v.as_mapping()) {
         for (pg, cond) in want {
             let pg = pg.as_str().unwrap_or_default();
@@ -157,7 +190,7 @@ fn run_case(path: &Path, case: &Yaml, tmp: &Path) -> Vec<String> {
             }
         }
     }
-    bad
+    Ok((json, bad))
 }
 
 #[test]

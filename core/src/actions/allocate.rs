@@ -188,7 +188,7 @@ fn allocate_tasks<'a>(
             }
             break;
         }
-        let req = ssn.state.tasks.init_req(t, ssn.state.dims);
+        let req = ssn.state.tasks.req(t, ssn.state.dims);
         // Candidate group: feasible nodes that fit idle resources, else those that fit
         // FutureIdle (every feasible node does, by allocate's resource check).
         let mut group = std::mem::take(&mut scan.group);
@@ -218,7 +218,7 @@ fn allocate_tasks<'a>(
 
 /// Allocates `t` on `n` when it fits idle resources, else pipelines it onto releasing ones.
 fn place<'a>(ssn: &mut Session<'a>, stmt: &mut Statement<'a>, t: TaskIdx, n: NodeIdx) {
-    let req = ssn.state.tasks.init_req(t, ssn.state.dims);
+    let req = ssn.state.tasks.req(t, ssn.state.dims);
     if ssn.state.fits_idle(req, n) {
         ssn.allocate(stmt, t, n);
     } else if ssn.state.fits_future_idle(req, n) {

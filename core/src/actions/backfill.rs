@@ -32,7 +32,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         for t in pipelined {
             ssn.state.node_remove_task(t);
             ssn.state.set_status(t, TaskStatus::Pending);
-            ssn.plugins.on_deallocate(&ssn.state, t);
+            ssn.plugins.on_deallocate(&mut ssn.state, t);
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
         for t in st.jobs.tasks(j) {

@@ -60,7 +60,7 @@ pub(crate) fn check<'a>(
     order: &[usize],
 ) -> Option<Reason> {
     if resources {
-        if let Some(d) = s.first_insufficient(s.tasks.init_req(t, s.dims), n, order) {
+        if let Some(d) = s.first_insufficient(s.tasks.req(t, s.dims), n, order) {
             return Some(Reason::Insufficient(d as u16));
         }
     }
@@ -69,7 +69,7 @@ pub(crate) fn check<'a>(
 
 /// Runs the predicates of task `t` (of job `j`) over the nodes; fills `scan.feasible` and
 /// returns the fit errors of the rejecting nodes. With `resources`, allocate's
-/// `InitResreq ≤ FutureIdle` check runs first.
+/// `request ≤ FutureIdle` check runs first (the one pod request, init containers included).
 pub fn predicate_nodes(
     ssn: &Session<'_>,
     scan: &mut NodeScan,

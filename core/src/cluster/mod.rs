@@ -117,8 +117,6 @@ pub struct PodRec {
     pub c: CPod,
     /// Resreq vector.
     pub resreq: Resource,
-    /// InitResreq vector.
-    pub init_resreq: Resource,
     /// Bumped on every change (incremental session builds).
     pub generation: u64,
 }
@@ -325,9 +323,7 @@ impl Cluster {
                 p.nonzero_memory_bytes = p.nonzero_memory_bytes.clamp(0, crate::limits::MAX_QUANTITY);
                 let key = format!("{}/{}", p.namespace, p.name);
                 let resreq = self.resource("Pod", &key, "spec.containers[].resources.requests", &p.resreq)?;
-                let init_resreq = self.resource("Pod", &key, "spec.initContainers[].resources.requests", &p.init_resreq)?;
-                let rec =
-                    PodRec { c: compile::pod(&mut self.names, &p), resreq, init_resreq, generation: self.generation, spec: p };
+                let rec = PodRec { c: compile::pod(&mut self.names, &p), resreq, generation: self.generation, spec: p };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
                 let id = match self.pod_index.get(&k).copied() {
                     Some(id) => {

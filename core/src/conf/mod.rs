@@ -6,9 +6,37 @@ mod args;
 mod flags;
 mod parse;
 
-pub use args::Arguments;
+pub use args::{ArgKind, ArgSpec, Arguments};
 pub use flags::{EnableFlags, Flag};
 pub use parse::{ConfError, ConfWarning};
+
+/// Every plugin name Volcano registers (`plugins/factory.go`).
+pub const VOLCANO_PLUGINS: &[&str] = &[
+    "drf",
+    "gang",
+    "deviceshare",
+    "predicates",
+    "priority",
+    "nodeorder",
+    "conformance",
+    "binpack",
+    "resource-strategy-fit",
+    "tdm",
+    "overcommit",
+    "sla",
+    "task-topology",
+    "numa-aware",
+    "cdp",
+    "rescheduling",
+    "usage",
+    "pdb",
+    "nodegroup",
+    "network-topology-aware",
+    "proportion",
+    "capacity",
+    "extender",
+    "resourcequota",
+];
 
 /// An action name (`actions: "enqueue, allocate, backfill"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,7 +1,6 @@
 //! Parsing and validating the conf text.
 
 use super::{ActionKind, Arguments, EnableFlags, PluginOption, SchedulerConf, SchedulerOptions, Tier};
-use crate::plugins;
 
 /// Why a conf is invalid (the previous good conf stays in force).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -57,8 +56,10 @@ fn arguments(v: Option<&serde_yaml::Value>, path: &str) -> Result<Arguments, Con
 }
 
 impl SchedulerConf {
-    /// Parses conf text. Unknown actions are errors; unknown plugins, and plugins or actions
-    /// Basalt does not implement yet, are warnings and are skipped.
+    /// Parses conf text. Unknown actions are errors; a plugin name Volcano does not have is a
+    /// warning and is dropped. Volcano plugins and actions Basalt does not implement stay in
+    /// the conf: the session skips them, and [`crate::plugins::Registry::check`] lists them
+    /// (with the plugin arguments it does not honour).
     pub fn parse(text: &str) -> Result<(SchedulerConf, Vec<ConfWarning>), ConfError> {
         let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| ConfError::Syntax(e.to_string()))?;
         let map = match &doc {
@@ -87,11 +88,6 @@ impl SchedulerConf {
             Some(serde_yaml::Value::String(s)) => {
                 for name in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     let a = ActionKind::parse(name).ok_or_else(|| ConfError::UnknownAction(name.to_string()))?;
-                    if !a.implemented() {
-                        warnings.push(ConfWarning(format!(
-                            "action {name:?} is not implemented in this Basalt version; it is skipped"
-                        )));
-                    }
                     actions.push(a);
                 }
             }
@@ -135,14 +131,8 @@ impl SchedulerConf {
                             }
                         }
                         let arguments = arguments(pm.get("arguments"), &format!("{path}.arguments"))?;
-                        if !plugins::KNOWN.contains(&name.as_str()) {
+                        if !super::VOLCANO_PLUGINS.contains(&name.as_str()) {
                             warnings.push(ConfWarning(format!("{path}: unknown plugin {name:?} skipped")));
-                            continue;
-                        }
-                        if !plugins::IMPLEMENTED.contains(&name.as_str()) {
-                            warnings.push(ConfWarning(format!(
-                                "{path}: plugin {name:?} is not implemented in this Basalt version; skipped"
-                            )));
                             continue;
                         }
                         tier.plugins.push(PluginOption { name, arguments, flags });

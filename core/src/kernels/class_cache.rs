@@ -92,7 +92,7 @@ fn class_hash(b: &hashbrown::DefaultHashBuilder, s: &State<'_>, t: TaskIdx) -> u
     let mut h = b.build_hasher();
     let rec = s.tasks.rec[t.ix()];
     s.tasks.req(t, s.dims).hash(&mut h);
-    s.tasks.init_req(t, s.dims).hash(&mut h);
+    s.tasks.req(t, s.dims).hash(&mut h);
     rec.spec.nonzero_cpu_milli.hash(&mut h);
     rec.spec.nonzero_memory_bytes.hash(&mut h);
     rec.c.node_selector.hash(&mut h);
@@ -105,7 +105,7 @@ fn class_hash(b: &hashbrown::DefaultHashBuilder, s: &State<'_>, t: TaskIdx) -> u
 fn same_class(s: &State<'_>, a: TaskIdx, b: TaskIdx) -> bool {
     let (x, y) = (s.tasks.rec[a.ix()], s.tasks.rec[b.ix()]);
     s.tasks.req(a, s.dims) == s.tasks.req(b, s.dims)
-        && s.tasks.init_req(a, s.dims) == s.tasks.init_req(b, s.dims)
+        && s.tasks.req(a, s.dims) == s.tasks.req(b, s.dims)
         && x.spec.nonzero_cpu_milli == y.spec.nonzero_cpu_milli
         && x.spec.nonzero_memory_bytes == y.spec.nonzero_memory_bytes
         && x.c.node_selector == y.c.node_selector
@@ -177,7 +177,7 @@ fn leaf<'a>(
     if !static_ok {
         return (Some(Reason::NodeAffinity), 0.0);
     }
-    let r = match s.first_insufficient(s.tasks.init_req(t, s.dims), n, s.report_order) {
+    let r = match s.first_insufficient(s.tasks.req(t, s.dims), n, s.report_order) {
         Some(d) => Some(Reason::Insufficient(d as u16)),
         None => p.predicate_dynamic(s, ctx, t, n).err(),
     };
@@ -209,7 +209,7 @@ impl Class {
                 self.poisoned = true;
                 0
             }
-            None => key(s.fits_idle(s.tasks.init_req(t, s.dims), NodeIdx(n as u32)), score),
+            None => key(s.fits_idle(s.tasks.req(t, s.dims), NodeIdx(n as u32)), score),
         };
         if raw {
             self.tree.set_raw(n, k);
@@ -385,7 +385,7 @@ mod tests {
         }
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
-        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default());
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
         let mut cc = ClassCache::default();
         let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
         let picks: Vec<Pick> = job0

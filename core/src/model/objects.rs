@@ -91,6 +91,10 @@ pub struct PodSpec {
     pub group: Option<String>,
     /// Task role: annotation, else label, `volcano.sh/task-spec` (empty when neither).
     pub role: String,
+    /// Annotation `scheduling.volcano.sh/queue-name` (empty when absent): the queue Volcano's
+    /// PodGroup controller gives the PodGroup it creates for a pod that names none
+    /// (volcano-behaviour.md §5.2). The scheduler itself reads the PodGroup's queue.
+    pub queue_name: String,
     /// `spec.schedulerName`.
     pub scheduler_name: String,
     /// `spec.nodeName` (empty when not bound).
@@ -105,12 +109,11 @@ pub struct PodSpec {
     pub priority_class_name: String,
     /// `spec.preemptionPolicy` is `Never`.
     pub preemption_never: bool,
-    /// Pod request without init containers (Volcano `Resreq`): Σ containers (+ sidecar init
-    /// containers) + overhead + `pods: 1`.
+    /// The pod's request, one value for every use (node accounting, fit, queue and job sums;
+    /// volcano-behaviour.md §1.3 `pod_info.go`): per dimension max(Σ containers + Σ sidecar init
+    /// containers, each regular init container + the sidecars declared before it), then
+    /// + overhead and `pods: 1`.
     pub resreq: ResourceList,
-    /// Pod request with init containers (Volcano `InitResreq`): max(Resreq, each init
-    /// container + preceding sidecars) + overhead + `pods: 1`.
-    pub init_resreq: ResourceList,
     /// CPU request for scoring with kube-scheduler's non-zero defaults (100m per container
     /// without a CPU request), millicores.
     pub nonzero_cpu_milli: i64,
@@ -245,7 +248,8 @@ pub struct QueueSpec {
     pub name: String,
     /// `metadata.creationTimestamp`, ms since the Unix epoch.
     pub creation_ms: i64,
-    /// `spec.weight` (default 1).
+    /// `spec.weight` (default 1; any value, 0 included: proportion gives a weight-0 queue
+    /// nothing beyond its guarantee; a negative weight counts as 0).
     pub weight: i32,
     /// `spec.capability` (empty = unlimited).
     pub capability: ResourceList,

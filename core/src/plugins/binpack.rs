@@ -3,12 +3,21 @@
 //! `binpack.weight`; a resource that would overflow makes the whole score 0.
 
 use super::k8s::PodCtx;
-use super::{Fn, Plugin};
-use crate::conf::Arguments;
+use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::limits::MAX_NODE_SCORE;
 use crate::resource::{CPU, MEMORY};
 use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::State;
+
+/// The `arguments` keys binpack reads (integers except the resource list).
+pub const ARGS: &[ArgSpec] = &[
+    ArgSpec::new("binpack.weight", ArgKind::Int, "1")
+        .min(0.0, "used as given, as Volcano does (binpack then prefers emptier nodes)"),
+    ArgSpec::new("binpack.cpu", ArgKind::Int, "1").min(0.0, "1 is used, as Volcano does"),
+    ArgSpec::new("binpack.memory", ArgKind::Int, "1").min(0.0, "1 is used, as Volcano does"),
+    ArgSpec::new("binpack.resources", ArgKind::Str, "\"\""),
+    ArgSpec::new("binpack.resources.", ArgKind::Int, "1").prefix().min(0.0, "1 is used, as Volcano does"),
+];
 
 /// The binpack plugin: per-dimension weights.
 pub struct Binpack {
@@ -65,18 +74,13 @@ impl Binpack {
     }
 }
 
-impl<'a> Plugin<'a> for Binpack {
-    fn name(&self) -> &'static str {
-        "binpack"
-    }
-    fn fns(&self) -> u32 {
-        if self.weight != 0 {
-            Fn::NodeOrder.bit()
-        } else {
-            0
+plugin_impl! {
+    impl<'a> for Binpack {
+        fn name(&self) -> &'static str {
+            "binpack"
         }
-    }
-    fn node_order(&self, s: &State<'a>, _ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
-        self.score(s, t, n)
+        fn node_order(&self, s: &State<'a>, _ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
+            self.score(s, t, n)
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! `conformance` (volcano-behaviour.md §3): keeps critical pods (priority classes
 //! `system-cluster-critical`/`system-node-critical`, namespace `kube-system`) out of eviction.
-//! It registers only eviction filters, which the preempt and reclaim actions will use; the
-//! predicate-free actions of this version do not call it.
+//! Volcano registers its rule as Preemptable/Reclaimable/UnifiedEvictable functions, which only
+//! the preempt and reclaim actions call; Basalt implements neither action yet, so the plugin
+//! registers no function ([`Conformance::evictable`] is the rule, for when they come).
 
-use super::{Fn, Plugin};
 use crate::session::tables::TaskIdx;
 use crate::session::State;
 
@@ -20,11 +20,10 @@ impl Conformance {
     }
 }
 
-impl<'a> Plugin<'a> for Conformance {
-    fn name(&self) -> &'static str {
-        "conformance"
-    }
-    fn fns(&self) -> u32 {
-        Fn::Preemptable.bit() | Fn::Reclaimable.bit()
+plugin_impl! {
+    impl<'a> for Conformance {
+        fn name(&self) -> &'static str {
+            "conformance"
+        }
     }
 }

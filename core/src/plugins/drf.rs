@@ -3,7 +3,6 @@
 //! Shares follow allocations through the session's event handlers. Fair-share arithmetic is in
 //! `f64`, as Volcano's.
 
-use super::{Fn, Plugin};
 use crate::session::tables::{JobIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -64,20 +63,19 @@ impl Drf {
     }
 }
 
-impl<'a> Plugin<'a> for Drf {
-    fn name(&self) -> &'static str {
-        "drf"
-    }
-    fn fns(&self) -> u32 {
-        Fn::JobOrder.bit() | Fn::Preemptable.bit() | Fn::EventHandler.bit()
-    }
-    fn job_order(&self, _s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
-        self.share[l.ix()].partial_cmp(&self.share[r.ix()]).unwrap_or(Ordering::Equal)
-    }
-    fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
-        self.change(s, t, 1.0);
-    }
-    fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
-        self.change(s, t, -1.0);
+plugin_impl! {
+    impl<'a> for Drf {
+        fn name(&self) -> &'static str {
+            "drf"
+        }
+        fn job_order(&self, _s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+            self.share[l.ix()].partial_cmp(&self.share[r.ix()]).unwrap_or(Ordering::Equal)
+        }
+        fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+            self.change(s, t, 1.0);
+        }
+        fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+            self.change(s, t, -1.0);
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! `minTaskMember`; not-ready jobs first; writes the PodGroup Unschedulable/Scheduled condition
 //! at close.
 
-use super::{Fn, Invalid, Plugin, Vote};
+use super::{Invalid, Vote};
 use crate::intern::Sym;
 use crate::model::PodGroupCondition;
 use crate::session::tables::{JobIdx, TaskStatus};
@@ -57,96 +57,89 @@ pub fn allocated_in_role(s: &State<'_>, j: JobIdx, role: Sym) -> i32 {
     s.jobs.tasks(j).filter(|&t| s.role(t) == role && s.tasks.status[t.ix()].allocated()).count() as i32
 }
 
-impl<'a> Plugin<'a> for Gang {
-    fn name(&self) -> &'static str {
-        "gang"
-    }
-    fn fns(&self) -> u32 {
-        Fn::JobValid.bit()
-            | Fn::Preemptable.bit()
-            | Fn::Reclaimable.bit()
-            | Fn::JobOrder.bit()
-            | Fn::JobReady.bit()
-            | Fn::JobPipelined.bit()
-            | Fn::JobStarving.bit()
-    }
-    fn job_valid(&self, s: &State<'a>, j: JobIdx) -> Option<Invalid> {
-        if !check_roles(s, j, Tally::Valid) {
-            return Some(Invalid {
-                reason: "NotEnoughPodsOfTask",
-                message: "Not enough valid pods of each task for gang-scheduling".into(),
-            });
+plugin_impl! {
+    impl<'a> for Gang {
+        fn name(&self) -> &'static str {
+            "gang"
         }
-        let valid = s.jobs.valid_num(j);
-        let min = s.jobs.min_available[j.ix()];
-        if valid < min {
-            return Some(Invalid {
-                reason: "NotEnoughTasks",
-                message: format!("Not enough valid tasks for gang-scheduling, valid: {valid}, min: {min}"),
-            });
-        }
-        None
-    }
-    fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
-        match (s.jobs.is_ready(l), s.jobs.is_ready(r)) {
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => Ordering::Equal,
-        }
-    }
-    fn job_ready(&self, s: &State<'a>, j: JobIdx) -> bool {
-        check_roles(s, j, Tally::Ready) && s.jobs.is_ready(j)
-    }
-    fn job_pipelined(&self, s: &State<'a>, j: JobIdx) -> Vote {
-        if check_roles(s, j, Tally::Pipelined) && s.jobs.is_pipelined(j) {
-            Vote::Permit
-        } else {
-            Vote::Reject
-        }
-    }
-    fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
-        s.jobs.is_starving(j)
-    }
-    fn on_close(&mut self, s: &mut State<'a>) {
-        for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
-            // A job whose terminating (Releasing) pods still cover minMember and that waits for
-            // nothing is winding down, not unschedulable.
-            let releasing = s
-                .jobs
-                .tasks(j)
-                .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Releasing && s.tasks.node_of(t).is_some())
-                .count() as i32;
-            let waiting = s.jobs.count(j, TaskStatus::Pending) + s.jobs.count(j, TaskStatus::Pipelined);
-            if !s.jobs.is_ready(j) && waiting == 0 && s.jobs.ready_num(j) + releasing >= s.jobs.min_available[j.ix()] {
-                continue;
+        fn job_valid(&self, s: &State<'a>, j: JobIdx) -> Option<Invalid> {
+            if !check_roles(s, j, Tally::Valid) {
+                return Some(Invalid {
+                    reason: "NotEnoughPodsOfTask",
+                    message: "Not enough valid pods of each task for gang-scheduling".into(),
+                });
             }
-            if !s.jobs.is_ready(j) {
-                // Tasks whose last transaction allocated them count as schedulable.
-                let schedulable = s
+            let valid = s.jobs.valid_num(j);
+            let min = s.jobs.min_available[j.ix()];
+            if valid < min {
+                return Some(Invalid {
+                    reason: "NotEnoughTasks",
+                    message: format!("Not enough valid tasks for gang-scheduling, valid: {valid}, min: {min}"),
+                });
+            }
+            None
+        }
+        fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+            match (s.jobs.is_ready(l), s.jobs.is_ready(r)) {
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => Ordering::Equal,
+            }
+        }
+        fn job_ready(&self, s: &State<'a>, j: JobIdx) -> bool {
+            check_roles(s, j, Tally::Ready) && s.jobs.is_ready(j)
+        }
+        fn job_pipelined(&self, s: &State<'a>, j: JobIdx) -> Vote {
+            if check_roles(s, j, Tally::Pipelined) && s.jobs.is_pipelined(j) {
+                Vote::Permit
+            } else {
+                Vote::Reject
+            }
+        }
+        fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
+            s.jobs.is_starving(j)
+        }
+        fn on_close(&mut self, s: &mut State<'a>) {
+            for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
+                // A job whose terminating (Releasing) pods still cover minMember and that waits for
+                // nothing is winding down, not unschedulable.
+                let releasing = s
                     .jobs
                     .tasks(j)
-                    .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending && s.tasks.last_status[t.ix()].allocated())
-                    .count() as i32
-                    + s.jobs.ready_num(j);
-                let unready = s.jobs.min_available[j.ix()] - schedulable;
-                let fit = crate::session::close_job_fit_error(s, j);
-                let msg = format!("{}/{} tasks in gang unschedulable: {}", unready, s.jobs.task_count(j), fit);
-                s.job_fit_error[j.ix()] = msg.clone();
-                s.job_condition[j.ix()] = Some(PodGroupCondition {
-                    kind: "Unschedulable".into(),
-                    status: "True".into(),
-                    transition_id: s.uid.clone(),
-                    reason: "NotEnoughResources".into(),
-                    message: msg,
-                });
-            } else {
-                s.job_condition[j.ix()] = Some(PodGroupCondition {
-                    kind: "Scheduled".into(),
-                    status: "True".into(),
-                    transition_id: s.uid.clone(),
-                    reason: "tasks in gang are ready to be scheduled".into(),
-                    message: String::new(),
-                });
+                    .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Releasing && s.tasks.node_of(t).is_some())
+                    .count() as i32;
+                let waiting = s.jobs.count(j, TaskStatus::Pending) + s.jobs.count(j, TaskStatus::Pipelined);
+                if !s.jobs.is_ready(j) && waiting == 0 && s.jobs.ready_num(j) + releasing >= s.jobs.min_available[j.ix()] {
+                    continue;
+                }
+                if !s.jobs.is_ready(j) {
+                    // Tasks whose last transaction allocated them count as schedulable.
+                    let schedulable = s
+                        .jobs
+                        .tasks(j)
+                        .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending && s.tasks.last_status[t.ix()].allocated())
+                        .count() as i32
+                        + s.jobs.ready_num(j);
+                    let unready = s.jobs.min_available[j.ix()] - schedulable;
+                    let fit = crate::session::close_job_fit_error(s, j);
+                    let msg = format!("{}/{} tasks in gang unschedulable: {}", unready, s.jobs.task_count(j), fit);
+                    s.job_fit_error[j.ix()] = msg.clone();
+                    s.job_condition[j.ix()] = Some(PodGroupCondition {
+                        kind: "Unschedulable".into(),
+                        status: "True".into(),
+                        transition_id: s.uid.clone(),
+                        reason: "NotEnoughResources".into(),
+                        message: msg,
+                    });
+                } else {
+                    s.job_condition[j.ix()] = Some(PodGroupCondition {
+                        kind: "Scheduled".into(),
+                        status: "True".into(),
+                        transition_id: s.uid.clone(),
+                        reason: "tasks in gang are ready to be scheduled".into(),
+                        message: String::new(),
+                    });
+                }
             }
         }
     }

@@ -6,7 +6,7 @@
 use crate::cluster::compile::{label, tolerated, CPod, CPodTerm};
 use crate::intern::Sym;
 use crate::model::TaintEffect;
-use crate::session::tables::{NodeIdx, TaskIdx, TaskStatus};
+use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::State;
 use hashbrown::{HashMap, HashSet};
 
@@ -38,7 +38,7 @@ pub fn ports_conflict(s: &State<'_>, pod: &CPod, n: NodeIdx) -> bool {
     if pod.host_ports.is_empty() {
         return false;
     }
-    s.tasks_on(n).any(|o| {
+    s.tasks_on(n).filter(|&o| s.in_view(o)).any(|o| {
         s.tasks.rec[o.ix()].c.host_ports.iter().any(|&(ip2, proto2, port2)| {
             pod.host_ports.iter().any(|&(ip, proto, port)| {
                 port == port2 && proto == proto2 && (ip == ip2 || ip == Sym::EMPTY || ip2 == Sym::EMPTY)
@@ -47,9 +47,10 @@ pub fn ports_conflict(s: &State<'_>, pod: &CPod, n: NodeIdx) -> bool {
     })
 }
 
-/// Whether a task counts as an existing pod for affinity and spread (on a node, not terminating).
+/// Whether a task counts as an existing pod for inter-pod affinity: it is in the shared node
+/// view ([`crate::session::node_view`]), Releasing pods included.
 fn existing(s: &State<'_>, t: TaskIdx) -> bool {
-    s.tasks.node[t.ix()] != crate::session::tables::NONE && s.tasks.status[t.ix()] != TaskStatus::Releasing
+    s.in_view(t)
 }
 
 /// One topology spread constraint's counts for the task being placed.
@@ -202,7 +203,7 @@ impl PodCtx {
                 let v = label(&s.nodes.rec[n.ix()].labels, c.key).expect("eligible node has the key");
                 let cnt = st.counts.entry(v).or_insert(0);
                 for o in s.tasks_on(n) {
-                    if o == t || s.tasks.status[o.ix()] == TaskStatus::Releasing {
+                    if o == t || !s.in_view_spread(o) {
                         continue;
                     }
                     let oc = &s.tasks.rec[o.ix()].c;

@@ -1,11 +1,30 @@
 //! Volcano's scheduler plugins: each registers functions into the session, combined across
 //! tiers by Volcano's rules ([`crate::session::invoke`]).
 //!
-//! A plugin implements [`Plugin`]: it declares which functions it registers ([`Plugin::fns`])
-//! and the session calls only those, and only when the plugin's enable flag for that function
-//! is on (volcano-behaviour.md §1.2, §1.5).
+//! A plugin implements [`Plugin`] through [`plugin_impl!`]: the functions it registers
+//! ([`Plugin::fns`]) are derived from the trait methods written in its impl block, never listed
+//! by hand, and the session calls only those, and only when the plugin's enable flag for that
+//! function is on (volcano-behaviour.md §1.2, §1.5). [`Registry`] names the plugins that can be
+//! built; the session is opened with one ([`crate::session::Session::open`]).
+
+/// Implements [`Plugin`] for a plugin type from the trait methods written in the block, and
+/// derives [`Plugin::fns`] from their names ([`Fn::registered_by`]): a plugin registers exactly
+/// the functions it implements. Write `plugin_impl! { impl<'a> for Type { fn name(..) .. } }`.
+macro_rules! plugin_impl {
+    (impl<$a:lifetime> for $ty:ty {
+        $( $(#[$m:meta])* fn $f:ident ( $($args:tt)* ) $(-> $ret:ty)? $body:block )*
+    }) => {
+        impl<$a> $crate::plugins::Plugin<$a> for $ty {
+            fn fns(&self) -> u32 {
+                $crate::plugins::Fn::registered_by(&[$(stringify!($f)),*])
+            }
+            $( $(#[$m])* fn $f ( $($args)* ) $(-> $ret)? $body )*
+        }
+    };
+}
 
 pub mod binpack;
+mod check;
 pub mod conformance;
 pub mod drf;
 pub mod gang;
@@ -20,39 +39,8 @@ use crate::conf::{Flag, PluginOption};
 use crate::session::fit::Reason;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx};
 use crate::session::State;
+pub use check::{Unhonoured, UnhonouredKind};
 use std::cmp::Ordering;
-
-/// Every plugin name Volcano registers (`plugins/factory.go`).
-pub const KNOWN: &[&str] = &[
-    "drf",
-    "gang",
-    "deviceshare",
-    "predicates",
-    "priority",
-    "nodeorder",
-    "conformance",
-    "binpack",
-    "resource-strategy-fit",
-    "tdm",
-    "overcommit",
-    "sla",
-    "task-topology",
-    "numa-aware",
-    "cdp",
-    "rescheduling",
-    "usage",
-    "pdb",
-    "nodegroup",
-    "network-topology-aware",
-    "proportion",
-    "capacity",
-    "extender",
-    "resourcequota",
-];
-
-/// The plugins Basalt implements.
-pub const IMPLEMENTED: &[&str] =
-    &["priority", "gang", "conformance", "overcommit", "drf", "proportion", "predicates", "nodeorder", "binpack"];
 
 /// A function a plugin can register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +94,37 @@ impl Fn {
     pub fn bit(self) -> u32 {
         1 << (self as u8)
     }
+
+    /// The function a [`Plugin`] method implements (`None` for `name` and `on_close`, which are
+    /// not registered functions). `predicate_static` and `predicate_dynamic` are parts of the
+    /// predicate; `on_allocate`/`on_deallocate` form Volcano's event handler.
+    pub fn of_method(method: &str) -> Option<Fn> {
+        Some(match method {
+            "job_order" => Fn::JobOrder,
+            "queue_order" => Fn::QueueOrder,
+            "task_order" => Fn::TaskOrder,
+            "pre_predicate" => Fn::PrePredicate,
+            "predicate" | "predicate_static" | "predicate_dynamic" => Fn::Predicate,
+            "node_order" => Fn::NodeOrder,
+            "batch_node_order" => Fn::BatchNodeOrder,
+            "overused" => Fn::Overused,
+            "allocatable" => Fn::Allocatable,
+            "job_ready" => Fn::JobReady,
+            "job_pipelined" => Fn::JobPipelined,
+            "job_enqueueable" => Fn::JobEnqueueable,
+            "job_enqueued" => Fn::JobEnqueued,
+            "job_valid" => Fn::JobValid,
+            "job_starving" => Fn::JobStarving,
+            "on_allocate" | "on_deallocate" => Fn::EventHandler,
+            _ => return None,
+        })
+    }
+
+    /// Mask of the functions the given [`Plugin`] methods implement (what [`plugin_impl!`]
+    /// registers).
+    pub fn registered_by(methods: &[&str]) -> u32 {
+        methods.iter().filter_map(|m| Fn::of_method(m)).fold(0, |acc, f| acc | f.bit())
+    }
 }
 
 /// A plugin's vote on enqueueing or pipelining a job (Volcano `util.Permit/Abstain/Reject`).
@@ -129,7 +148,9 @@ pub struct Invalid {
 }
 
 /// A Volcano plugin. Every function has a neutral default; [`Plugin::fns`] says which ones the
-/// plugin registers. `'a` is the session's lifetime.
+/// plugin registers (derived by [`plugin_impl!`] from the methods it writes). `'a` is the
+/// session's lifetime. `Preemptable`, `Reclaimable` and `Preemptive` have no method yet: the
+/// preempt and reclaim actions that call them are not implemented.
 #[allow(unused_variables)]
 pub trait Plugin<'a>: Send + Sync {
     /// Volcano's plugin name.
@@ -203,28 +224,89 @@ pub trait Plugin<'a>: Send + Sync {
     fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
         false
     }
-    /// A task was allocated or pipelined (Volcano `AllocateFunc`).
-    fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {}
+    /// A task was allocated or pipelined (Volcano `AllocateFunc`). `s` is mutable for the
+    /// predicates plugin, which keeps the shared node view ([`State::view`]).
+    fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
     /// A task was deallocated or evicted (Volcano `DeallocateFunc`).
-    fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {}
+    fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
     /// Session close (Volcano `OnSessionClose`).
     fn on_close(&mut self, s: &mut State<'a>) {}
 }
 
-/// Builds a plugin from its conf entry (Volcano `OnSessionOpen`), or `None` for a name Basalt
-/// does not implement.
-pub fn build<'a>(opt: &PluginOption, s: &State<'a>) -> Option<Box<dyn Plugin<'a> + 'a>> {
-    let a = &opt.arguments;
-    Some(match opt.name.as_str() {
-        "priority" => Box::new(priority::Priority),
-        "gang" => Box::new(gang::Gang),
-        "conformance" => Box::new(conformance::Conformance),
-        "overcommit" => Box::new(overcommit::Overcommit::open(s, a)),
-        "drf" => Box::new(drf::Drf::open(s)),
-        "proportion" => Box::new(proportion::Proportion::open(s)),
-        "predicates" => Box::new(predicates::Predicates::open(s, a)),
-        "nodeorder" => Box::new(nodeorder::NodeOrder::open(s, a)),
-        "binpack" => Box::new(binpack::Binpack::open(s, a)),
-        _ => return None,
-    })
+/// Builds a plugin for a session from its conf entry (Volcano `OnSessionOpen`).
+pub type Builder = for<'a> fn(&PluginOption, &State<'a>) -> Box<dyn Plugin<'a> + 'a>;
+
+/// One plugin a [`Registry`] can build.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// Volcano's plugin name.
+    pub name: &'static str,
+    /// The builder.
+    pub build: Builder,
+    /// The plugin's `arguments` keys ([`crate::conf::ArgSpec`]), for the argument warnings.
+    pub args: &'static [crate::conf::ArgSpec],
 }
+
+/// The plugins a session can instantiate, by name (Volcano's plugin factory,
+/// `plugins/factory.go`). A conf entry naming a plugin the registry lacks is skipped (and
+/// reported by [`crate::conf::report`]).
+#[derive(Clone, Copy)]
+pub struct Registry {
+    /// Entries, in any order.
+    pub entries: &'static [Entry],
+}
+
+impl Registry {
+    /// The entry named `name`.
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// Builds the plugin of `opt`, or `None` when the registry has no such plugin.
+    pub fn build<'a>(&self, opt: &PluginOption, s: &State<'a>) -> Option<Box<dyn Plugin<'a> + 'a>> {
+        self.get(&opt.name).map(|e| (e.build)(opt, s))
+    }
+}
+
+fn b_priority<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(priority::Priority)
+}
+fn b_gang<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(gang::Gang)
+}
+fn b_conformance<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(conformance::Conformance)
+}
+fn b_overcommit<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(overcommit::Overcommit::open(s, &o.arguments))
+}
+fn b_drf<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(drf::Drf::open(s))
+}
+fn b_proportion<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(proportion::Proportion::open(s))
+}
+fn b_predicates<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(predicates::Predicates::open(s, &o.arguments))
+}
+fn b_nodeorder<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(nodeorder::NodeOrder::open(s, &o.arguments))
+}
+fn b_binpack<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(binpack::Binpack::open(s, &o.arguments))
+}
+
+/// The plugins Basalt implements.
+pub static REGISTRY: Registry = Registry {
+    entries: &[
+        Entry { name: "priority", build: b_priority, args: &[] },
+        Entry { name: "gang", build: b_gang, args: &[] },
+        Entry { name: "conformance", build: b_conformance, args: &[] },
+        Entry { name: "overcommit", build: b_overcommit, args: overcommit::ARGS },
+        Entry { name: "drf", build: b_drf, args: &[] },
+        Entry { name: "proportion", build: b_proportion, args: &[] },
+        Entry { name: "predicates", build: b_predicates, args: predicates::ARGS },
+        Entry { name: "nodeorder", build: b_nodeorder, args: nodeorder::ARGS },
+        Entry { name: "binpack", build: b_binpack, args: binpack::ARGS },
+    ],
+};

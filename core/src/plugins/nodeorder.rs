@@ -5,9 +5,8 @@
 //! accepted; the score is 0 because node image lists are not modelled.
 
 use super::k8s::{default_normalize, PodCtx};
-use super::{Fn, Plugin};
 use crate::cluster::compile::label;
-use crate::conf::Arguments;
+use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::limits::MAX_NODE_SCORE;
 use crate::model::TaintEffect;
 use crate::resource::{CPU, MEMORY};
@@ -34,6 +33,21 @@ pub struct Weights {
     /// `podtopologyspread.weight` (2).
     pub spread: i64,
 }
+
+const NEG: &str = "used as given, as Volcano does (the score then counts against the node)";
+
+/// The `arguments` keys nodeorder reads (weights, integers; Volcano's keys and defaults).
+pub const ARGS: &[ArgSpec] = &[
+    ArgSpec::new("leastrequested.weight", ArgKind::Int, "1").min(0.0, NEG),
+    ArgSpec::new("mostrequested.weight", ArgKind::Int, "0").min(0.0, NEG),
+    ArgSpec::new("balancedresource.weight", ArgKind::Int, "1").min(0.0, NEG),
+    ArgSpec::new("nodeaffinity.weight", ArgKind::Int, "2").min(0.0, NEG),
+    ArgSpec::new("podaffinity.weight", ArgKind::Int, "2").min(0.0, NEG),
+    ArgSpec::new("tainttoleration.weight", ArgKind::Int, "3").min(0.0, NEG),
+    ArgSpec::new("imagelocality.weight", ArgKind::Int, "1")
+        .ignored("node image lists are not modelled, so the ImageLocality score is always 0"),
+    ArgSpec::new("podtopologyspread.weight", ArgKind::Int, "2").min(0.0, NEG),
+];
 
 /// The nodeorder plugin.
 pub struct NodeOrder {
@@ -87,8 +101,8 @@ pub fn most_allocated(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> i64 {
 fn nonzero(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> (i64, i64, i64, i64) {
     let spec = &s.tasks.rec[t.ix()].spec;
     (
-        s.nodes.nonzero_cpu[n.ix()].saturating_add(spec.nonzero_cpu_milli),
-        s.nodes.nonzero_mem[n.ix()].saturating_add(spec.nonzero_memory_bytes),
+        s.view.nonzero_cpu[n.ix()].saturating_add(spec.nonzero_cpu_milli),
+        s.view.nonzero_mem[n.ix()].saturating_add(spec.nonzero_memory_bytes),
         s.at(s.nodes.allocatable, n, CPU),
         s.at(s.nodes.allocatable, n, MEMORY),
     )
@@ -120,7 +134,7 @@ fn most(req: i64, cap: i64) -> i64 {
 /// kube BalancedAllocation over cpu, memory and (when requested) `gpu_dim`: (1 − std of the
 /// requested fractions) × 100.
 pub fn balanced_allocation(s: &State<'_>, t: TaskIdx, n: NodeIdx, gpu_dim: Option<usize>) -> i64 {
-    let req = s.tasks.init_req(t, s.dims);
+    let req = s.tasks.req(t, s.dims);
     let mut fr: [f64; 3] = [0.0; 3];
     let mut k = 0;
     for (i, d) in [Some(CPU), Some(MEMORY), gpu_dim].into_iter().enumerate() {
@@ -132,7 +146,7 @@ pub fn balanced_allocation(s: &State<'_>, t: TaskIdx, n: NodeIdx, gpu_dim: Optio
         if alloc == 0 {
             continue;
         }
-        let used = s.at(s.nodes.used, n, d).saturating_add(req.get(d).copied().unwrap_or(0));
+        let used = s.at(s.view.requested, n, d).saturating_add(req.get(d).copied().unwrap_or(0));
         fr[k] = (used as f64 / alloc as f64).min(1.0);
         k += 1;
     }
@@ -171,101 +185,101 @@ pub fn prefer_no_schedule_count(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> i64 {
         .count() as i64
 }
 
-impl<'a> Plugin<'a> for NodeOrder {
-    fn name(&self) -> &'static str {
-        "nodeorder"
-    }
-    fn fns(&self) -> u32 {
-        Fn::NodeOrder.bit() | Fn::BatchNodeOrder.bit()
-    }
-    fn node_order(&self, s: &State<'a>, _ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
-        // Volcano: nodeScore += float64(score) * float64(weight).
-        let w = &self.w;
-        let mut score = 0.0f64;
-        if w.least != 0 {
-            score += least_allocated(s, t, n) as f64 * w.least as f64;
+plugin_impl! {
+    impl<'a> for NodeOrder {
+        fn name(&self) -> &'static str {
+            "nodeorder"
         }
-        if w.most != 0 {
-            score += most_allocated(s, t, n) as f64 * w.most as f64;
-        }
-        if w.balanced != 0 {
-            score += balanced_allocation(s, t, n, self.gpu) as f64 * w.balanced as f64;
-        }
-        if w.node_affinity != 0 {
-            score += node_affinity_score(s, t, n) as f64 * w.node_affinity as f64;
-        }
-        score
-    }
-    fn batch_node_order(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, nodes: &[NodeIdx], out: &mut [f64]) {
-        let w = &self.w;
-        let mut raw = vec![0i64; nodes.len()];
-        if w.taint_toleration != 0 {
-            for (r, &n) in raw.iter_mut().zip(nodes) {
-                *r = if self.prefer_taint[n.ix()] { prefer_no_schedule_count(s, t, n) } else { 0 };
+        fn node_order(&self, s: &State<'a>, _ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
+            // Volcano: nodeScore += float64(score) * float64(weight).
+            let w = &self.w;
+            let mut score = 0.0f64;
+            if w.least != 0 {
+                score += least_allocated(s, t, n) as f64 * w.least as f64;
             }
-            default_normalize(&mut raw, true);
-            for (o, r) in out.iter_mut().zip(&raw) {
-                *o += *r as f64 * w.taint_toleration as f64;
+            if w.most != 0 {
+                score += most_allocated(s, t, n) as f64 * w.most as f64;
             }
+            if w.balanced != 0 {
+                score += balanced_allocation(s, t, n, self.gpu) as f64 * w.balanced as f64;
+            }
+            if w.node_affinity != 0 {
+                score += node_affinity_score(s, t, n) as f64 * w.node_affinity as f64;
+            }
+            score
         }
-        if w.pod_affinity != 0 && ctx.pref_active {
-            for (r, &n) in raw.iter_mut().zip(nodes) {
-                let nl = &s.nodes.rec[n.ix()].labels;
-                *r = ctx.pref_scores.iter().filter(|((k, v), _)| label(nl, *k) == Some(*v)).map(|(_, sc)| *sc).sum();
+        fn batch_node_order(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, nodes: &[NodeIdx], out: &mut [f64]) {
+            let w = &self.w;
+            let mut raw = vec![0i64; nodes.len()];
+            if w.taint_toleration != 0 {
+                for (r, &n) in raw.iter_mut().zip(nodes) {
+                    *r = if self.prefer_taint[n.ix()] { prefer_no_schedule_count(s, t, n) } else { 0 };
+                }
+                default_normalize(&mut raw, true);
+                for (o, r) in out.iter_mut().zip(&raw) {
+                    *o += *r as f64 * w.taint_toleration as f64;
+                }
             }
-            let (min, max) = (raw.iter().copied().min().unwrap_or(0), raw.iter().copied().max().unwrap_or(0));
-            for (o, r) in out.iter_mut().zip(&raw) {
-                let f = if max > min { (MAX_NODE_SCORE as f64 * ((r - min) as f64 / (max - min) as f64)) as i64 } else { 0 };
-                *o += f as f64 * w.pod_affinity as f64;
+            if w.pod_affinity != 0 && ctx.pref_active {
+                for (r, &n) in raw.iter_mut().zip(nodes) {
+                    let nl = &s.nodes.rec[n.ix()].labels;
+                    *r = ctx.pref_scores.iter().filter(|((k, v), _)| label(nl, *k) == Some(*v)).map(|(_, sc)| *sc).sum();
+                }
+                let (min, max) = (raw.iter().copied().min().unwrap_or(0), raw.iter().copied().max().unwrap_or(0));
+                for (o, r) in out.iter_mut().zip(&raw) {
+                    let f = if max > min { (MAX_NODE_SCORE as f64 * ((r - min) as f64 / (max - min) as f64)) as i64 } else { 0 };
+                    *o += f as f64 * w.pod_affinity as f64;
+                }
             }
-        }
-        if w.spread != 0 && !ctx.spread_soft.is_empty() {
-            let pod = &s.tasks.rec[t.ix()].c;
-            let names = &s.cluster.names;
-            let hostname = names.get("kubernetes.io/hostname");
-            let mut ignored = vec![false; nodes.len()];
-            for (i, &n) in nodes.iter().enumerate() {
-                let nl = &s.nodes.rec[n.ix()].labels;
-                let mut score = 0.0f64;
-                for st in &ctx.spread_soft {
-                    let c = &pod.spread[st.index];
-                    let Some(v) = label(nl, c.key) else {
-                        ignored[i] = true;
-                        continue;
-                    };
-                    let cnt = if Some(c.key) == hostname {
-                        s.tasks_on(n)
-                            .filter(|&o| {
-                                let oc = &s.tasks.rec[o.ix()].c;
-                                o != t
-                                    && oc.namespace == pod.namespace
-                                    && c.selector.as_ref().is_some_and(|sel| sel.matches(&oc.labels, names))
-                            })
-                            .count() as i64
+            if w.spread != 0 && !ctx.spread_soft.is_empty() {
+                let pod = &s.tasks.rec[t.ix()].c;
+                let names = &s.cluster.names;
+                let hostname = names.get("kubernetes.io/hostname");
+                let mut ignored = vec![false; nodes.len()];
+                for (i, &n) in nodes.iter().enumerate() {
+                    let nl = &s.nodes.rec[n.ix()].labels;
+                    let mut score = 0.0f64;
+                    for st in &ctx.spread_soft {
+                        let c = &pod.spread[st.index];
+                        let Some(v) = label(nl, c.key) else {
+                            ignored[i] = true;
+                            continue;
+                        };
+                        let cnt = if Some(c.key) == hostname {
+                            s.tasks_on(n)
+                                .filter(|&o| {
+                                    let oc = &s.tasks.rec[o.ix()].c;
+                                    o != t
+                                        && s.in_view_spread(o)
+                                        && oc.namespace == pod.namespace
+                                        && c.selector.as_ref().is_some_and(|sel| sel.matches(&oc.labels, names))
+                                })
+                                .count() as i64
+                        } else {
+                            st.counts.get(&v).copied().unwrap_or(0)
+                        };
+                        score += cnt as f64 * st.weight + (c.max_skew - 1) as f64;
+                    }
+                    raw[i] = score.round() as i64;
+                }
+                let mut min = i64::MAX;
+                let mut max = 0i64;
+                for (i, &r) in raw.iter().enumerate() {
+                    if !ignored[i] {
+                        min = min.min(r);
+                        max = max.max(r);
+                    }
+                }
+                for (i, o) in out.iter_mut().enumerate() {
+                    let f = if ignored[i] {
+                        0
+                    } else if max == 0 {
+                        MAX_NODE_SCORE
                     } else {
-                        st.counts.get(&v).copied().unwrap_or(0)
+                        MAX_NODE_SCORE * (max + min - raw[i]) / max
                     };
-                    score += cnt as f64 * st.weight + (c.max_skew - 1) as f64;
+                    *o += f as f64 * w.spread as f64;
                 }
-                raw[i] = score.round() as i64;
-            }
-            let mut min = i64::MAX;
-            let mut max = 0i64;
-            for (i, &r) in raw.iter().enumerate() {
-                if !ignored[i] {
-                    min = min.min(r);
-                    max = max.max(r);
-                }
-            }
-            for (i, o) in out.iter_mut().enumerate() {
-                let f = if ignored[i] {
-                    0
-                } else if max == 0 {
-                    MAX_NODE_SCORE
-                } else {
-                    MAX_NODE_SCORE * (max + min - raw[i]) / max
-                };
-                *o += f as f64 * w.spread as f64;
             }
         }
     }

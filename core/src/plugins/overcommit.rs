@@ -1,12 +1,15 @@
 //! `overcommit` (volcano-behaviour.md §3): admits a PodGroup at enqueue only while the
 //! `minResources` of admitted PodGroups fit in `total × overcommit-factor − used`.
 
-use super::{Fn, Plugin, Vote};
-use crate::conf::Arguments;
+use super::Vote;
+use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::model::PodGroupPhase;
 use crate::resource::Resource;
 use crate::session::tables::{JobIdx, TaskStatus};
 use crate::session::State;
+
+/// The `arguments` keys overcommit reads.
+pub const ARGS: &[ArgSpec] = &[ArgSpec::new("overcommit-factor", ArgKind::Float, "1.2").min(1.0, "1.2 is used, as Volcano does")];
 
 /// Default `overcommit-factor`.
 pub const DEFAULT_FACTOR: f64 = 1.2;
@@ -71,28 +74,27 @@ impl Overcommit {
     }
 }
 
-impl<'a> Plugin<'a> for Overcommit {
-    fn name(&self) -> &'static str {
-        "overcommit"
-    }
-    fn fns(&self) -> u32 {
-        Fn::JobEnqueueable.bit() | Fn::JobEnqueued.bit()
-    }
-    fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
-        let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() else {
-            return Vote::Permit;
-        };
-        let fits = (0..s.dims).filter(|&d| min.get(d) > 0).all(|d| self.inqueue[d] + min.get(d) as f64 <= self.idle[d] + 0.1);
-        if fits {
-            Vote::Permit
-        } else {
-            Vote::Reject
+plugin_impl! {
+    impl<'a> for Overcommit {
+        fn name(&self) -> &'static str {
+            "overcommit"
         }
-    }
-    fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {
-        if let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() {
-            for (d, x) in self.inqueue.iter_mut().enumerate() {
-                *x += min.get(d) as f64;
+        fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
+            let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() else {
+                return Vote::Permit;
+            };
+            let fits = (0..s.dims).filter(|&d| min.get(d) > 0).all(|d| self.inqueue[d] + min.get(d) as f64 <= self.idle[d] + 0.1);
+            if fits {
+                Vote::Permit
+            } else {
+                Vote::Reject
+            }
+        }
+        fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {
+            if let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() {
+                for (d, x) in self.inqueue.iter_mut().enumerate() {
+                    *x += min.get(d) as f64;
+                }
             }
         }
     }

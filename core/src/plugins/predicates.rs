@@ -6,15 +6,37 @@
 //! cluster copy has no PVC/PV/StorageClass objects, so they always pass here.
 
 use super::k8s::{self, PodCtx};
-use super::{Fn, Plugin};
 use crate::cluster::compile::{tolerated, CTaint};
-use crate::conf::Arguments;
+use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::intern::Sym;
 use crate::model::TaintEffect;
 use crate::resource::PODS;
 use crate::session::fit::Reason;
 use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::State;
+
+const NO_VOLUMES: &str = "the cluster copy has no volumes: the volume filters always pass";
+
+/// The `arguments` keys predicates reads (Volcano's keys and defaults).
+pub const ARGS: &[ArgSpec] = &[
+    ArgSpec::new("predicate.NodeAffinityEnable", ArgKind::Bool, "true"),
+    ArgSpec::new("predicate.NodePortsEnable", ArgKind::Bool, "true"),
+    ArgSpec::new("predicate.TaintTolerationEnable", ArgKind::Bool, "true"),
+    ArgSpec::new("predicate.PodAffinityEnable", ArgKind::Bool, "true"),
+    ArgSpec::new("predicate.PodTopologySpreadEnable", ArgKind::Bool, "true"),
+    // A cache of predicate results: it changes no decision.
+    ArgSpec::new("predicate.CacheEnable", ArgKind::Bool, "false"),
+    ArgSpec::new("predicate.NodeVolumeLimitsEnable", ArgKind::Bool, "true").ignored(NO_VOLUMES),
+    ArgSpec::new("predicate.VolumeZoneEnable", ArgKind::Bool, "true").ignored(NO_VOLUMES),
+    ArgSpec::new("predicate.VolumeBindingEnable", ArgKind::Bool, "true").ignored(NO_VOLUMES),
+    ArgSpec::new("volumebinding.bindTimeoutSeconds", ArgKind::Int, "600").ignored(NO_VOLUMES),
+    ArgSpec::new("volumebinding.weight", ArgKind::Int, "1").ignored(NO_VOLUMES),
+    ArgSpec::new("volumebinding.shape", ArgKind::Str, "\"\"").ignored(NO_VOLUMES),
+    ArgSpec::new("predicate.DynamicResourceAllocationEnable", ArgKind::Bool, "false")
+        .ignored("dynamic resource allocation is not modelled"),
+    ArgSpec::new("dynamicresources.filterTimeoutSeconds", ArgKind::Int, "10")
+        .ignored("dynamic resource allocation is not modelled"),
+];
 
 /// The predicates plugin: which filters are on (`predicate.<Name>Enable`, default true).
 pub struct Predicates {
@@ -64,7 +86,7 @@ fn tolerates_unschedulable(s: &State<'_>, t: TaskIdx) -> bool {
 
 impl Predicates {
     fn pod_number(&self, s: &State<'_>, n: NodeIdx) -> Result<(), Reason> {
-        if s.nodes.pod_count[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
+        if s.view.pods[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
             return Err(Reason::PodNumberExceeded);
         }
         Ok(())
@@ -86,38 +108,46 @@ impl Predicates {
     }
 }
 
-impl<'a> Plugin<'a> for Predicates {
-    fn name(&self) -> &'static str {
-        "predicates"
-    }
-    fn fns(&self) -> u32 {
-        Fn::PrePredicate.bit() | Fn::Predicate.bit() | Fn::EventHandler.bit()
-    }
-    fn predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        self.pod_number(s, n)?;
-        self.predicate_static(s, t, n)?;
-        self.predicate_rest(s, ctx, t, n)
-    }
-    fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        let pod = &s.tasks.rec[t.ix()].c;
-        if self.open_node[n.ix()] && pod.node_selector.is_empty() && pod.node_required.is_none() {
-            return Ok(());
+plugin_impl! {
+    impl<'a> for Predicates {
+        fn name(&self) -> &'static str {
+            "predicates"
         }
-        if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
-            return Err(Reason::NodeUnschedulable);
+        fn predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+            self.pod_number(s, n)?;
+            self.predicate_static(s, t, n)?;
+            self.predicate_rest(s, ctx, t, n)
         }
-        if self.node_affinity && !k8s::node_affinity_ok(s, pod, n) {
-            return Err(Reason::NodeAffinity);
-        }
-        if self.taint_toleration {
-            if let Some((k, v)) = k8s::untolerated_taint(s, pod, n) {
-                return Err(Reason::Taint(k, v));
+        fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+            let pod = &s.tasks.rec[t.ix()].c;
+            if self.open_node[n.ix()] && pod.node_selector.is_empty() && pod.node_required.is_none() {
+                return Ok(());
             }
+            if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
+                return Err(Reason::NodeUnschedulable);
+            }
+            if self.node_affinity && !k8s::node_affinity_ok(s, pod, n) {
+                return Err(Reason::NodeAffinity);
+            }
+            if self.taint_toleration {
+                if let Some((k, v)) = k8s::untolerated_taint(s, pod, n) {
+                    return Err(Reason::Taint(k, v));
+                }
+            }
+            Ok(())
         }
-        Ok(())
-    }
-    fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        self.pod_number(s, n)?;
-        self.predicate_rest(s, ctx, t, n)
+        fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+            self.pod_number(s, n)?;
+            self.predicate_rest(s, ctx, t, n)
+        }
+        /// Volcano's predicates `AllocateFunc`: the pod joins the shared node view
+        /// ([`crate::session::node_view`]).
+        fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+            s.view_add(t);
+        }
+        /// Volcano's predicates `DeallocateFunc`: the pod leaves the node view.
+        fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+            s.view_remove(t);
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! Volcano's, with its 0.1 epsilon.
 
 use super::overcommit::{allocated_tasks, unallocated_min};
-use super::{Fn, Plugin, Vote};
+use super::Vote;
 use crate::model::{PodGroupPhase, QueueState};
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx, TaskStatus};
 use crate::session::State;
@@ -66,6 +66,8 @@ impl Proportion {
             if !a.active {
                 let rec = s.queues.rec[q];
                 a.active = true;
+                // Any weight as given (0 included: remaining × 0 / Σw per round, so deserved
+                // ends at the guarantee); negative counts as 0 so Σw cannot shrink.
                 a.weight = rec.spec.weight.max(0) as f64;
                 a.deserved = vec![0.0; dims];
                 a.allocated = vec![0.0; dims];
@@ -212,72 +214,69 @@ fn share(allocated: &[f64], deserved: &[f64]) -> f64 {
     res
 }
 
-impl<'a> Plugin<'a> for Proportion {
-    fn name(&self) -> &'static str {
-        "proportion"
-    }
-    fn fns(&self) -> u32 {
-        Fn::QueueOrder.bit()
-            | Fn::Reclaimable.bit()
-            | Fn::Overused.bit()
-            | Fn::Allocatable.bit()
-            | Fn::Preemptive.bit()
-            | Fn::JobEnqueueable.bit()
-            | Fn::JobEnqueued.bit()
-            | Fn::EventHandler.bit()
-    }
-    fn queue_order(&self, s: &State<'a>, l: QueueIdx, r: QueueIdx) -> Ordering {
-        let (lp, rp) = (s.queues.rec[l.ix()].spec.priority, s.queues.rec[r.ix()].spec.priority);
-        if lp != rp {
-            return rp.cmp(&lp);
+plugin_impl! {
+    impl<'a> for Proportion {
+        fn name(&self) -> &'static str {
+            "proportion"
         }
-        self.attrs[l.ix()].share.partial_cmp(&self.attrs[r.ix()].share).unwrap_or(Ordering::Equal)
-    }
-    fn overused(&self, _s: &State<'a>, q: QueueIdx) -> bool {
-        let a = &self.attrs[q.ix()];
-        a.active && (0..self.dims).all(|d| le(a.deserved[d], a.allocated[d]))
-    }
-    fn allocatable(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
-        if s.queues.rec[q.ix()].spec.state != QueueState::Open {
-            return false;
+        fn queue_order(&self, s: &State<'a>, l: QueueIdx, r: QueueIdx) -> Ordering {
+            let (lp, rp) = (s.queues.rec[l.ix()].spec.priority, s.queues.rec[r.ix()].spec.priority);
+            if lp != rp {
+                return rp.cmp(&lp);
+            }
+            self.attrs[l.ix()].share.partial_cmp(&self.attrs[r.ix()].share).unwrap_or(Ordering::Equal)
         }
-        let a = &self.attrs[q.ix()];
-        if !a.active {
-            return true;
+        fn overused(&self, _s: &State<'a>, q: QueueIdx) -> bool {
+            let a = &self.attrs[q.ix()];
+            a.active && (0..self.dims).all(|d| le(a.deserved[d], a.allocated[d]))
         }
-        let req = s.tasks.req(t, self.dims);
-        (0..self.dims).filter(|&d| req[d] > 0).all(|d| le(a.allocated[d] + req[d] as f64, a.deserved[d]))
-    }
-    fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
-        let q = s.jobs.queue[j.ix()] as usize;
-        if s.queues.rec[q].spec.state != QueueState::Open {
-            return Vote::Reject;
+        /// Volcano master's `queueAllocatable`: the queue is Open and, in every dimension where the
+        /// task requests more than 0 except `pods`, allocated + request ≤ deserved, compared
+        /// strictly (no 0.1 tolerance). `pods` still counts in deserved, share and overused.
+        fn allocatable(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
+            if s.queues.rec[q.ix()].spec.state != QueueState::Open {
+                return false;
+            }
+            let a = &self.attrs[q.ix()];
+            if !a.active {
+                return true;
+            }
+            let req = s.tasks.req(t, self.dims);
+            (0..self.dims)
+                .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
+                .all(|d| a.allocated[d] + req[d] as f64 <= a.deserved[d])
         }
-        let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() else {
-            return Vote::Permit;
-        };
-        let a = &self.attrs[q];
-        let ok = (0..self.dims)
-            .filter(|&d| min.get(d) > 0)
-            .all(|d| le(min.get(d) as f64 + a.allocated[d] + a.inqueue[d] - a.elastic[d], a.real_capability[d]));
-        if ok {
-            Vote::Permit
-        } else {
-            Vote::Reject
-        }
-    }
-    fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {
-        let q = s.jobs.queue[j.ix()] as usize;
-        if let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() {
-            for d in 0..self.dims {
-                self.attrs[q].inqueue[d] += min.get(d) as f64;
+        fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
+            let q = s.jobs.queue[j.ix()] as usize;
+            if s.queues.rec[q].spec.state != QueueState::Open {
+                return Vote::Reject;
+            }
+            let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() else {
+                return Vote::Permit;
+            };
+            let a = &self.attrs[q];
+            let ok = (0..self.dims)
+                .filter(|&d| min.get(d) > 0)
+                .all(|d| le(min.get(d) as f64 + a.allocated[d] + a.inqueue[d] - a.elastic[d], a.real_capability[d]));
+            if ok {
+                Vote::Permit
+            } else {
+                Vote::Reject
             }
         }
-    }
-    fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
-        self.change(s, t, 1.0);
-    }
-    fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
-        self.change(s, t, -1.0);
+        fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {
+            let q = s.jobs.queue[j.ix()] as usize;
+            if let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() {
+                for d in 0..self.dims {
+                    self.attrs[q].inqueue[d] += min.get(d) as f64;
+                }
+            }
+        }
+        fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+            self.change(s, t, 1.0);
+        }
+        fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+            self.change(s, t, -1.0);
+        }
     }
 }

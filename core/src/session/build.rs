@@ -51,9 +51,6 @@ pub(super) fn build<'a>(
         used: arena.alloc_slice_fill_copy(dims * nn, 0),
         releasing: arena.alloc_slice_fill_copy(dims * nn, 0),
         pipelined: arena.alloc_slice_fill_copy(dims * nn, 0),
-        nonzero_cpu: arena.alloc_slice_fill_copy(nn, 0),
-        nonzero_mem: arena.alloc_slice_fill_copy(nn, 0),
-        pod_count: arena.alloc_slice_fill_copy(nn, 0),
         head: arena.alloc_slice_fill_copy(nn, NONE),
     };
     let queue_recs: Vec<_> = l.queues.iter().map(|q| cluster.queue(q).expect("layout queue exists")).collect();
@@ -72,7 +69,6 @@ pub(super) fn build<'a>(
         status: arena.alloc_slice_copy(&l.status),
         node: arena.alloc_slice_fill_copy(nt, NONE),
         resreq: col(arena, kept.map(|k| &k.resreq[..]), &l.resreq),
-        init_resreq: col(arena, kept.map(|k| &k.init_resreq[..]), &l.init_resreq),
         priority: col(arena, kept.map(|k| &k.priority[..]), &l.priority),
         best_effort: col(arena, kept.map(|k| &k.best_effort[..]), &l.best_effort),
         name_index: col(arena, kept.map(|k| &k.name_index[..]), &l.name_index),
@@ -129,6 +125,7 @@ pub(super) fn build<'a>(
         affinity_index: None,
         report_order: col(arena, kept.map(|k| &k.report_order[..]), &l.report_order),
         node_changes: Vec::new(),
+        view: Default::default(),
     };
     if !l.affinity_tasks.is_empty() && conf.options.class_cache {
         state.affinity_index =

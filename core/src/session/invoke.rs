@@ -64,8 +64,9 @@ const ALL_FNS: [Fn; 19] = [
 ];
 
 impl<'a> Plugins<'a> {
-    /// Instantiates the conf's plugins (Volcano `OnSessionOpen`, tier by tier).
-    pub fn open(conf: &SchedulerConf, s: &State<'a>) -> Self {
+    /// Instantiates the conf's plugins that `registry` has (Volcano `OnSessionOpen`, tier by
+    /// tier); the others are skipped.
+    pub fn open(conf: &SchedulerConf, registry: &plugins::Registry, s: &State<'a>) -> Self {
         let tiers = conf
             .tiers
             .iter()
@@ -73,7 +74,7 @@ impl<'a> Plugins<'a> {
                 t.plugins
                     .iter()
                     .filter_map(|opt| {
-                        let plugin = plugins::build(opt, s)?;
+                        let plugin = registry.build(opt, s)?;
                         let active = active_mask(plugin.as_ref(), &opt.flags);
                         Some(Slot { plugin, active })
                     })
@@ -300,14 +301,14 @@ impl<'a> Plugins<'a> {
     }
 
     /// AllocateFunc event to every plugin with an event handler.
-    pub fn on_allocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    pub fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_allocate(s, t);
         }
     }
 
     /// DeallocateFunc event to every plugin with an event handler.
-    pub fn on_deallocate(&mut self, s: &State<'a>, t: TaskIdx) {
+    pub fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_deallocate(s, t);
         }

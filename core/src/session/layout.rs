@@ -113,8 +113,6 @@ pub struct Layout {
     pub tasks_by_pod: Vec<(u32, PodId)>,
     /// Resreq rows.
     pub resreq: Vec<i64>,
-    /// InitResreq rows.
-    pub init_resreq: Vec<i64>,
     /// Status per task.
     pub status: Vec<TaskStatus>,
     /// Priority per task.
@@ -229,7 +227,6 @@ impl Layout {
             tasks,
             tasks_by_pod,
             resreq,
-            init_resreq,
             status,
             priority,
             best_effort,
@@ -257,7 +254,6 @@ impl Layout {
         tasks.clear();
         tasks_by_pod.clear();
         resreq.clear();
-        init_resreq.clear();
         status.clear();
         priority.clear();
         best_effort.clear();
@@ -273,7 +269,6 @@ impl Layout {
     fn reserve_tasks(&mut self, n: usize) {
         self.tasks.reserve(n);
         self.resreq.reserve(n * self.dims);
-        self.init_resreq.reserve(n * self.dims);
         self.status.reserve(n);
         self.priority.reserve(n);
         self.best_effort.reserve(n);
@@ -286,7 +281,6 @@ impl Layout {
         let (i, dims) = (self.tasks.len(), self.dims);
         self.tasks.push((job, id));
         self.resreq.resize((i + 1) * dims, 0);
-        self.init_resreq.resize((i + 1) * dims, 0);
         self.status.push(TaskStatus::Pending);
         self.priority.push(0);
         self.best_effort.push(false);
@@ -303,11 +297,10 @@ impl Layout {
     fn write_task(&mut self, cluster: &Cluster, i: usize, p: &PodRec, node_row: &dyn Fn(&str) -> Option<u32>) {
         let dims = self.dims;
         p.resreq.write_row(&mut self.resreq[i * dims..(i + 1) * dims]);
-        p.init_resreq.write_row(&mut self.init_resreq[i * dims..(i + 1) * dims]);
         let st = pod_status(p);
         self.status[i] = st;
         self.priority[i] = pod_priority(cluster, p);
-        self.best_effort[i] = p.init_resreq.is_empty();
+        self.best_effort[i] = p.resreq.is_empty();
         self.name_index[i] = name_index(&p.spec.name);
         self.task_node[i] = task_node(st, p, node_row);
     }
@@ -335,7 +328,6 @@ impl Layout {
         let (base, dims) = (self.tasks.len(), self.dims);
         self.tasks.extend(old.tasks[from.clone()].iter().map(|&(j, id)| (job(j), id)));
         self.resreq.extend_from_slice(&old.resreq[from.start * dims..from.end * dims]);
-        self.init_resreq.extend_from_slice(&old.init_resreq[from.start * dims..from.end * dims]);
         self.status.extend_from_slice(&old.status[from.clone()]);
         self.priority.extend_from_slice(&old.priority[from.clone()]);
         self.best_effort.extend_from_slice(&old.best_effort[from.clone()]);

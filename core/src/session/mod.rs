@@ -9,6 +9,7 @@ pub mod affinity_index;
 mod build;
 mod close;
 pub mod layout;
+pub mod node_view;
 pub use close::job_fit_error as close_job_fit_error;
 pub mod fit;
 pub mod invoke;
@@ -72,6 +73,9 @@ pub struct State<'a> {
     pub report_order: &'a [usize],
     /// Every node whose accounting changed, in order (readers keep a position in it).
     pub node_changes: Vec<u32>,
+    /// The kube-scheduler plugins' node view (pods, non-zero and plain requests per node),
+    /// changed in the session only by the predicates plugin's event handler.
+    pub view: node_view::NodeView<'a>,
 }
 
 impl<'a> State<'a> {
@@ -188,12 +192,6 @@ impl<'a> State<'a> {
                 }
             }
         }
-        if status != TaskStatus::Pipelined {
-            let rec = self.tasks.rec[t.ix()];
-            self.nodes.nonzero_cpu[n.ix()] = self.nodes.nonzero_cpu[n.ix()].saturating_add(rec.spec.nonzero_cpu_milli);
-            self.nodes.nonzero_mem[n.ix()] = self.nodes.nonzero_mem[n.ix()].saturating_add(rec.spec.nonzero_memory_bytes);
-        }
-        self.nodes.pod_count[n.ix()] = self.nodes.pod_count[n.ix()].saturating_add(1);
         self.node_changes.push(n.0);
         self.tasks.node[t.ix()] = n.0;
         let head = self.nodes.head[n.ix()];
@@ -232,12 +230,6 @@ impl<'a> State<'a> {
                 }
             }
         }
-        if status != TaskStatus::Pipelined {
-            let rec = self.tasks.rec[t.ix()];
-            self.nodes.nonzero_cpu[n.ix()] = self.nodes.nonzero_cpu[n.ix()].saturating_sub(rec.spec.nonzero_cpu_milli);
-            self.nodes.nonzero_mem[n.ix()] = self.nodes.nonzero_mem[n.ix()].saturating_sub(rec.spec.nonzero_memory_bytes);
-        }
-        self.nodes.pod_count[n.ix()] = self.nodes.pod_count[n.ix()].saturating_sub(1);
         self.node_changes.push(n.0);
         let (prev, next) = (self.tasks.prev_on_node[t.ix()], self.tasks.next_on_node[t.ix()]);
         if prev != NONE {
@@ -295,14 +287,22 @@ pub struct Session<'a> {
 
 impl<'a> Session<'a> {
     /// Opens a session (Volcano `OpenSession`): builds the tables in `arena` from `cluster`,
-    /// then instantiates the conf's plugins tier by tier.
-    pub fn open(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> Self {
+    /// then instantiates the conf's plugins tier by tier from `registry` (usually
+    /// [`crate::plugins::REGISTRY`]; a conf plugin it lacks is skipped).
+    pub fn open(
+        arena: &'a Bump,
+        cluster: &'a Cluster,
+        conf: &'a SchedulerConf,
+        opts: &CycleOptions,
+        registry: &crate::plugins::Registry,
+    ) -> Self {
         let dq = conf.options.default_queue.as_str();
-        let state = match cluster.prepared(dq) {
+        let mut state = match cluster.prepared(dq) {
             Some(l) => build::build(arena, cluster, l, Some(l), conf, opts),
             None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), None, conf, opts),
         };
-        let plugins = Plugins::open(conf, &state);
+        state.view = node_view::NodeView::start(arena, &state);
+        let plugins = Plugins::open(conf, registry, &state);
         Session { arena, state, plugins }
     }
 

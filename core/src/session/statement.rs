@@ -64,7 +64,7 @@ impl<'a> Session<'a> {
         let prev = self.state.tasks.status[t.ix()];
         self.state.set_status(t, TaskStatus::Allocated);
         self.state.node_add_task(t, n);
-        self.plugins.on_allocate(&self.state, t);
+        self.plugins.on_allocate(&mut self.state, t);
         st.ops.push(Op { kind: OpKind::Allocate, task: t, node: n, prev });
         true
     }
@@ -74,7 +74,7 @@ impl<'a> Session<'a> {
         let prev = self.state.tasks.status[t.ix()];
         self.state.set_status(t, TaskStatus::Pipelined);
         self.state.node_add_task(t, n);
-        self.plugins.on_allocate(&self.state, t);
+        self.plugins.on_allocate(&mut self.state, t);
         st.ops.push(Op { kind: OpKind::Pipeline, task: t, node: n, prev });
     }
 
@@ -87,7 +87,7 @@ impl<'a> Session<'a> {
         self.state.node_remove_task(t);
         self.state.set_status(t, TaskStatus::Releasing);
         self.state.node_add_task(t, n);
-        self.plugins.on_deallocate(&self.state, t);
+        self.plugins.on_deallocate(&mut self.state, t);
         st.ops.push(Op { kind: OpKind::Evict, task: t, node: n, prev });
         st.reasons.push(reason.to_string());
     }
@@ -119,13 +119,13 @@ impl<'a> Session<'a> {
                     self.state.tasks.last_node[t.ix()] = op.node.0;
                     self.state.node_remove_task(t);
                     self.state.set_status(t, op.prev);
-                    self.plugins.on_deallocate(&self.state, t);
+                    self.plugins.on_deallocate(&mut self.state, t);
                 }
                 OpKind::Evict => {
                     self.state.node_remove_task(t);
                     self.state.set_status(t, op.prev);
                     self.state.node_add_task(t, op.node);
-                    self.plugins.on_allocate(&self.state, t);
+                    self.plugins.on_allocate(&mut self.state, t);
                 }
             }
         }
@@ -150,7 +150,7 @@ impl<'a> Session<'a> {
         }
         self.state.set_status(t, TaskStatus::Allocated);
         self.state.node_add_task(t, n);
-        self.plugins.on_allocate(&self.state, t);
+        self.plugins.on_allocate(&mut self.state, t);
         if let Some(j) = self.state.tasks.job_of(t) {
             if self.plugins.job_ready(&self.state, j) {
                 for x in self.state.jobs.tasks(j) {

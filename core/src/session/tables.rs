@@ -138,12 +138,6 @@ pub struct NodeTable<'a> {
     pub releasing: &'a mut [i64],
     /// `pipelined`, column-major.
     pub pipelined: &'a mut [i64],
-    /// Requested CPU with kube-scheduler's non-zero defaults (millicores), for scoring.
-    pub nonzero_cpu: &'a mut [i64],
-    /// Requested memory with kube-scheduler's non-zero defaults (bytes), for scoring.
-    pub nonzero_mem: &'a mut [i64],
-    /// Tasks on the node (any status but Pending), for the pod-count predicate.
-    pub pod_count: &'a mut [u32],
     /// First task on the node (intrusive list through [`TaskTable::next_on_node`]).
     pub head: &'a mut [u32],
 }
@@ -165,11 +159,9 @@ pub struct TaskTable<'a> {
     pub node: &'a mut [u32],
     /// `Resreq`, row-major.
     pub resreq: &'a [i64],
-    /// `InitResreq`, row-major.
-    pub init_resreq: &'a [i64],
     /// Task priority.
     pub priority: &'a [i32],
-    /// BestEffort: empty `InitResreq` ignoring pods.
+    /// BestEffort: empty request ignoring pods.
     pub best_effort: &'a [bool],
     /// Numeric suffix of the pod name (Volcano's default task order), `u64::MAX` when none.
     pub name_index: &'a [u64],
@@ -230,12 +222,6 @@ impl TaskTable<'_> {
     #[inline]
     pub fn req(&self, t: TaskIdx, dims: usize) -> &[i64] {
         &self.resreq[t.ix() * dims..(t.ix() + 1) * dims]
-    }
-
-    /// Row of `t`'s `InitResreq`.
-    #[inline]
-    pub fn init_req(&self, t: TaskIdx, dims: usize) -> &[i64] {
-        &self.init_resreq[t.ix() * dims..(t.ix() + 1) * dims]
     }
 
     /// Job of `t`, if any.

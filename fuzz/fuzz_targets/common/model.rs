@@ -62,9 +62,9 @@ pub fn amount(v: i64) -> i128 {
     i128::from(v.clamp(0, basalt_core::limits::MAX_QUANTITY))
 }
 
-/// Whether a pod requests nothing but its pod slot (Volcano BestEffort, by InitResreq).
+/// Whether a pod requests nothing but its pod slot (Volcano BestEffort).
 pub fn best_effort(p: &PodSpec) -> bool {
-    p.init_resreq.iter().all(|(k, &v)| k == "pods" || v == 0)
+    p.resreq.iter().all(|(k, &v)| k == "pods" || v == 0)
 }
 
 /// The cluster before a cycle, as the invariants see it.

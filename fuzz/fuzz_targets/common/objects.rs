@@ -1,6 +1,6 @@
 //! The fuzz input turned into core model objects and [`Delta`]s, in the order a runtime would
 //! deliver them: queues, PriorityClasses, nodes, PodGroups, pods, then deletions. Pod requests
-//! are folded as the runtime folds them (`pods: 1` in every request, InitResreq ≥ Resreq).
+//! are folded as the runtime folds them (`pods: 1` in every request, init containers folded into the one request).
 
 use super::input::*;
 use basalt_core::model::*;
@@ -230,11 +230,11 @@ fn pod(i: usize, p: &PodIn, groups: &[PodGroupSpec], nodes: usize) -> PodSpec {
     resreq.insert("cpu".into(), cpu);
     resreq.insert("memory".into(), memory);
     resreq.insert("pods".into(), 1);
-    let mut init_resreq = resreq.clone();
+    // An init container larger than the app containers raises the one request.
     if let Some((c, m)) = p.init_extra {
         for (k, extra) in [("cpu", c.value(1000)), ("memory", m.value(1 << 30))] {
-            let v = init_resreq.get(k).copied().unwrap_or(0).saturating_add(extra);
-            init_resreq.insert(k.into(), v);
+            let v = resreq.get(k).copied().unwrap_or(0).saturating_add(extra);
+            resreq.insert(k.into(), v);
         }
     }
     let node_name = match (p.node % 4 == 3, p.node as usize / 4 % (nodes + 1)) {
@@ -280,7 +280,6 @@ fn pod(i: usize, p: &PodIn, groups: &[PodGroupSpec], nodes: usize) -> PodSpec {
         nonzero_cpu_milli: if cpu == 0 { 100 } else { cpu },
         nonzero_memory_bytes: if memory == 0 { 200 << 20 } else { memory },
         resreq,
-        init_resreq,
         node_selector: p
             .selector
             .iter()

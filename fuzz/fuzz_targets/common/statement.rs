@@ -10,17 +10,19 @@ use basalt_core::{Cluster, CycleOptions, SchedulerConf};
 fn snapshot(ssn: &Session<'_>) -> String {
     let s = &ssn.state;
     let mut out = format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
         s.nodes.idle,
         s.nodes.used,
         s.nodes.releasing,
         s.nodes.pipelined,
-        s.nodes.pod_count,
+        s.view.pods,
         s.tasks.status,
         s.tasks.node,
         s.jobs.counts,
-        s.nodes.nonzero_cpu,
-        s.nodes.nonzero_mem
+        s.view.nonzero_cpu,
+        s.view.nonzero_mem,
+        s.view.requested,
+        s.view.node
     );
     for n in 0..s.nodes.len {
         let mut on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();
@@ -51,7 +53,7 @@ fn snapshot(ssn: &Session<'_>) -> String {
 /// asserts the session is as before.
 pub fn discard_restores(cluster: &Cluster, conf: &SchedulerConf, ops: &[(u8, u8, bool)]) {
     let arena = bumpalo::Bump::new();
-    let mut ssn = Session::open(&arena, cluster, conf, &CycleOptions::default());
+    let mut ssn = Session::open(&arena, cluster, conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let (nt, nn) = (ssn.state.tasks.len, ssn.state.nodes.len);
     if nt == 0 || nn == 0 || ops.is_empty() {
         return;

@@ -250,14 +250,14 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         let mut arena = bumpalo::Bump::new();
         // Cold: no kept layout, as in the first cycle after start.
         let t = Instant::now();
-        let open = Session::open(&arena, &cluster, &conf, &opts);
+        let open = Session::open(&arena, &cluster, &conf, &opts, &basalt_core::plugins::REGISTRY);
         let session_open_cold_ms = t.elapsed().as_secs_f64() * 1e3;
         drop(open);
         arena.reset();
         // Session open from an unchanged cluster copy: the layout is kept between cycles.
         cluster.prepare(&conf.options.default_queue);
         let t = Instant::now();
-        let open = Session::open(&arena, &cluster, &conf, &opts);
+        let open = Session::open(&arena, &cluster, &conf, &opts, &basalt_core::plugins::REGISTRY);
         let session_open_ms = t.elapsed().as_secs_f64() * 1e3;
         drop(open);
         arena.reset();
@@ -324,7 +324,7 @@ fn open_after_change(
         let t = Instant::now();
         cluster.prepare(dq);
         let p = t.elapsed().as_secs_f64() * 1e3;
-        let ssn = Session::open(arena, cluster, conf, opts);
+        let ssn = Session::open(arena, cluster, conf, opts, &basalt_core::plugins::REGISTRY);
         let o = t.elapsed().as_secs_f64() * 1e3;
         drop(ssn);
         if round > 0 {

@@ -74,6 +74,10 @@ pub struct ReplayArgs {
     /// (default: Volcano's built-in conf).
     #[arg(long = "conf", value_name = "FILE")]
     pub confs: Vec<PathBuf>,
+    /// Refuse a conf (exit 2) that names an action, plugin, plugin argument or flag Basalt does
+    /// not implement; without it these are skipped and listed at the top of the report.
+    #[arg(long)]
+    pub strict: bool,
     /// Seconds of virtual time between scheduling cycles.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS", conflicts_with = "on_events")]
     pub period: f64,
@@ -168,6 +172,17 @@ pub fn run(args: &ReplayArgs) -> u8 {
             return EXIT_BAD_CONF;
         }
     };
+    for c in &confs {
+        if args.strict {
+            if let Err(msg) = crate::sim::strict_check(&c.conf, &format!("conf {}", c.label)) {
+                eprintln!("error: {msg}");
+                return EXIT_BAD_CONF;
+            }
+        }
+        for n in crate::sim::NotHonouredReport::of(&c.conf, Some(&c.label)) {
+            eprintln!("warning: conf {}: {}", c.label, n.message);
+        }
+    }
     if !(args.period.is_finite() && args.period > 0.0) {
         eprintln!("error: --period must be a number of seconds > 0, got {}", args.period);
         return EXIT_BAD_CONF;

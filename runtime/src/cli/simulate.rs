@@ -52,6 +52,17 @@ pub struct SimulateArgs {
     /// Queue of PodGroups that name none (default `default`).
     #[arg(long, value_name = "NAME")]
     pub default_queue: Option<String>,
+    /// Refuse the conf (exit 2) when it names an action or plugin Basalt does not implement,
+    /// a plugin argument it does not know or that has no effect here, or a flag it does not
+    /// act on (drf enableHierarchy). Without it these are skipped and listed at the top of the
+    /// output ("Not honoured" / "notHonoured").
+    #[arg(long)]
+    pub strict: bool,
+    /// Decide with the plain reference scan (every task scans every node) instead of the fast
+    /// path (task classes, affinity index); the decisions are the same, only slower. For
+    /// comparison tests.
+    #[arg(long)]
+    pub plain_scan: bool,
 }
 
 /// Reads and parses the conf at `path`, printing its warnings to stderr.
@@ -81,6 +92,9 @@ fn conf_with_options(mut conf: SchedulerConf, args: &SimulateArgs) -> SchedulerC
     if let Some(v) = &args.default_queue {
         o.default_queue = v.clone();
     }
+    if args.plain_scan {
+        o.class_cache = false;
+    }
     conf
 }
 
@@ -97,6 +111,16 @@ pub fn run(args: &SimulateArgs) -> u8 {
             }
         },
     };
+    let what = args.conf.as_ref().map(|p| format!("conf {}", p.display())).unwrap_or_else(|| "the conf".into());
+    if args.strict {
+        if let Err(msg) = sim::strict_check(&conf, &what) {
+            eprintln!("error: {msg}");
+            return EXIT_BAD_CONF;
+        }
+    }
+    for n in sim::NotHonouredReport::of(&conf, None) {
+        eprintln!("warning: {what}: {}", n.message);
+    }
     let conf = conf_with_options(conf, args);
     let opts = SimOptions { cycles: args.cycles, seed: args.seed, scheduler_name: args.scheduler_name.clone() };
     let out = match sim::run(&args.cluster, &conf, &opts) {

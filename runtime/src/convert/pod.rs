@@ -5,10 +5,11 @@
 //! * `sum` = Σ regular containers + Σ sidecar init containers (`restartPolicy: Always`);
 //! * `initMax` = max over init containers of (the container + the sidecars declared before it);
 //!   a sidecar's own candidate is the running total of sidecars up to and including it;
-//! * `resreq` = `sum`; `init_resreq` = max(`sum`, `initMax`);
+//! * the request = max(`sum`, `initMax`): one value, used for node accounting, the fit check
+//!   and every queue and job sum (Volcano master has no second, smaller "running" request);
 //! * pod-level `spec.resources.requests` replace the container total for `cpu`, `memory` and
 //!   `hugepages-*` (Kubernetes pod-level resources);
-//! * `spec.overhead` is added to both, and both get `pods: 1`.
+//! * `spec.overhead` is added, then `pods: 1`.
 //!
 //! As the API server would for a hand-written pod, a container limit without a request
 //! becomes the request. The non-zero requests kube-scheduler scores with use the same folding
@@ -23,6 +24,9 @@ use k8s_openapi::api::core::v1 as k8s;
 
 /// Annotation naming the PodGroup of a pod (same namespace).
 pub const GROUP_NAME_ANNOTATION: &str = "scheduling.k8s.io/group-name";
+/// Annotation naming the queue of the PodGroup created for a pod without one (Volcano's
+/// PodGroup controller reads it).
+pub const QUEUE_NAME_ANNOTATION: &str = "scheduling.volcano.sh/queue-name";
 /// Annotation (else label) naming the task role of a pod.
 pub const TASK_SPEC_KEY: &str = "volcano.sh/task-spec";
 /// Annotation overriding the pod priority for task ordering inside a job.
@@ -37,11 +41,9 @@ pub const DEFAULT_NONZERO_MEMORY_BYTES: i64 = 200 * 1024 * 1024;
 /// A pod's folded requests, in core units.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FoldedRequests {
-    /// Volcano `Resreq`: containers + sidecars (+ pod-level override) + overhead + `pods: 1`.
+    /// The pod's request: max(containers + sidecars, each init container + preceding
+    /// sidecars) (or the pod-level override) + overhead + `pods: 1`.
     pub resreq: ResourceList,
-    /// Volcano `InitResreq`: max(`resreq` before overhead, each init container + preceding
-    /// sidecars) + overhead + `pods: 1`.
-    pub init_resreq: ResourceList,
     /// kube-scheduler non-zero CPU request, millicores.
     pub nonzero_cpu_milli: i64,
     /// kube-scheduler non-zero memory request, bytes.
@@ -77,8 +79,8 @@ fn is_sidecar(c: &k8s::Container) -> bool {
     c.restart_policy.as_deref() == Some("Always")
 }
 
-/// Folds per-container lists (already mapped by the caller) into (sum, max(sum, initMax)).
-fn fold(containers: &[ResourceList], inits: &[(bool, ResourceList)]) -> (ResourceList, ResourceList) {
+/// Folds per-container lists (already mapped by the caller) into max(sum, initMax).
+fn fold(containers: &[ResourceList], inits: &[(bool, ResourceList)]) -> ResourceList {
     let mut sum = ResourceList::new();
     for c in containers {
         add(&mut sum, c);
@@ -96,9 +98,8 @@ fn fold(containers: &[ResourceList], inits: &[(bool, ResourceList)]) -> (Resourc
             max_into(&mut init_max, &candidate);
         }
     }
-    let mut with_init = sum.clone();
-    max_into(&mut with_init, &init_max);
-    (sum, with_init)
+    max_into(&mut sum, &init_max);
+    sum
 }
 
 /// Whether a pod-level request of `name` replaces the container total.
@@ -129,18 +130,15 @@ pub fn fold_requests(obj: ObjRef<'_>, spec: &k8s::PodSpec) -> Result<FoldedReque
         .collect();
     let overhead = resource_list(obj, "spec.overhead", spec.overhead.as_ref())?;
 
-    let finish = |(mut a, mut b): (ResourceList, ResourceList)| {
+    let finish = |mut a: ResourceList| {
         for (k, &v) in &pod_level {
             a.insert(k.clone(), v);
-            b.insert(k.clone(), v);
         }
         add(&mut a, &overhead);
-        add(&mut b, &overhead);
-        (a, b)
+        a
     };
-    let (mut resreq, mut init_resreq) = finish(fold(&containers, &inits));
+    let mut resreq = finish(fold(&containers, &inits));
     resreq.insert("pods".into(), 1);
-    init_resreq.insert("pods".into(), 1);
 
     let nonzero = |r: &ResourceList| -> ResourceList {
         [("cpu", DEFAULT_NONZERO_CPU_MILLI), ("memory", DEFAULT_NONZERO_MEMORY_BYTES)]
@@ -150,10 +148,9 @@ pub fn fold_requests(obj: ObjRef<'_>, spec: &k8s::PodSpec) -> Result<FoldedReque
     };
     let nz_containers: Vec<ResourceList> = containers.iter().map(nonzero).collect();
     let nz_inits: Vec<(bool, ResourceList)> = inits.iter().map(|(s, r)| (*s, nonzero(r))).collect();
-    let (_, nz) = finish(fold(&nz_containers, &nz_inits));
+    let nz = finish(fold(&nz_containers, &nz_inits));
     Ok(FoldedRequests {
         resreq,
-        init_resreq,
         nonzero_cpu_milli: nz.get("cpu").copied().unwrap_or(0),
         nonzero_memory_bytes: nz.get("memory").copied().unwrap_or(0),
     })
@@ -218,6 +215,7 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         creation_ms: creation_ms(meta),
         group,
         role,
+        queue_name: annotations.get(QUEUE_NAME_ANNOTATION).cloned().unwrap_or_default(),
         scheduler_name: spec.scheduler_name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| DEFAULT_SCHEDULER_NAME.into()),
         node_name: spec.node_name.clone().unwrap_or_default(),
         phase: phase(obj, pod.status.as_ref().and_then(|s| s.phase.as_deref()))?,
@@ -226,7 +224,6 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         priority_class_name: spec.priority_class_name.clone().unwrap_or_default(),
         preemption_never: spec.preemption_policy.as_deref() == Some("Never"),
         resreq: folded.resreq,
-        init_resreq: folded.init_resreq,
         nonzero_cpu_milli: folded.nonzero_cpu_milli,
         nonzero_memory_bytes: folded.nonzero_memory_bytes,
         node_selector: spec.node_selector.clone().unwrap_or_default(),
@@ -280,7 +277,6 @@ mod tests {
             inits: Vec<k8s::Container>,
             overhead: &'static [(&'static str, &'static str)],
             resreq: ResourceList,
-            init_resreq: ResourceList,
         }
         let cases = vec![
             Case {
@@ -292,15 +288,13 @@ mod tests {
                 inits: vec![],
                 overhead: &[],
                 resreq: rl(&[("cpu", 1500), ("memory", 1 << 30), ("nvidia.com/gpu", 2000), ("pods", 1)]),
-                init_resreq: rl(&[("cpu", 1500), ("memory", 1 << 30), ("nvidia.com/gpu", 2000), ("pods", 1)]),
             },
             Case {
-                name: "a large regular init container raises only init_resreq",
+                name: "a large regular init container raises the request",
                 containers: vec![container(&[("cpu", "1")], false)],
                 inits: vec![container(&[("cpu", "3"), ("memory", "100")], false)],
                 overhead: &[],
-                resreq: rl(&[("cpu", 1000), ("pods", 1)]),
-                init_resreq: rl(&[("cpu", 3000), ("memory", 100), ("pods", 1)]),
+                resreq: rl(&[("cpu", 3000), ("memory", 100), ("pods", 1)]),
             },
             Case {
                 name: "sidecars add to the sum and to later init containers",
@@ -311,8 +305,7 @@ mod tests {
                     container(&[("cpu", "3")], false),   // candidate 3 + 0.5
                 ],
                 overhead: &[],
-                resreq: rl(&[("cpu", 1500), ("pods", 1)]),
-                init_resreq: rl(&[("cpu", 3500), ("pods", 1)]),
+                resreq: rl(&[("cpu", 3500), ("pods", 1)]),
             },
             Case {
                 name: "init containers before a sidecar do not count it",
@@ -320,15 +313,13 @@ mod tests {
                 inits: vec![container(&[("cpu", "2")], false), container(&[("cpu", "1")], true)],
                 overhead: &[],
                 resreq: rl(&[("cpu", 2000), ("pods", 1)]),
-                init_resreq: rl(&[("cpu", 2000), ("pods", 1)]),
             },
             Case {
-                name: "overhead is added to both",
+                name: "overhead is added after the init maximum",
                 containers: vec![container(&[("cpu", "1")], false)],
                 inits: vec![container(&[("cpu", "2")], false)],
                 overhead: &[("cpu", "250m"), ("memory", "64Mi")],
-                resreq: rl(&[("cpu", 1250), ("memory", 64 << 20), ("pods", 1)]),
-                init_resreq: rl(&[("cpu", 2250), ("memory", 64 << 20), ("pods", 1)]),
+                resreq: rl(&[("cpu", 2250), ("memory", 64 << 20), ("pods", 1)]),
             },
             Case {
                 name: "no requests at all is best-effort plus one pod",
@@ -336,7 +327,6 @@ mod tests {
                 inits: vec![],
                 overhead: &[],
                 resreq: rl(&[("pods", 1)]),
-                init_resreq: rl(&[("pods", 1)]),
             },
         ];
         for c in cases {
@@ -352,7 +342,6 @@ mod tests {
             };
             let got = convert_pod(&pod(spec)).unwrap();
             assert_eq!(got.resreq, c.resreq, "{}: resreq", c.name);
-            assert_eq!(got.init_resreq, c.init_resreq, "{}: init_resreq", c.name);
         }
     }
 

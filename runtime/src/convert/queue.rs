@@ -8,16 +8,15 @@ use basalt_core::model::{QueueSpec, QueueState};
 /// Converts a Queue.
 ///
 /// Defaults: `weight` 1, `reclaimable` true, `priority` 0, `parent` empty, `status.state`
-/// unset ⇒ `Open` (Volcano's queue controller opens new queues). Errors: missing name,
-/// `weight` outside 1..=65535, negative `priority`, malformed quantities, unknown state.
+/// unset ⇒ `Open` (Volcano's queue controller opens new queues). Any `weight` is kept as
+/// given, 0 included: range checks belong to the CRD schema and the admission webhook, and
+/// Volcano's scheduler uses the value it reads (volcano-behaviour.md §3). Errors: missing name,
+/// negative `priority`, malformed quantities, unknown state.
 pub fn convert_queue(q: &crd::Queue) -> Result<QueueSpec, ConvertError> {
     let name = required_name("Queue", &q.metadata)?;
     let obj = ObjRef { kind: "Queue", name: &name };
     let spec = &q.spec;
     let weight = spec.weight.unwrap_or(1);
-    if !(1..=65535).contains(&weight) {
-        return Err(obj.error("spec.weight", format!("must be in 1..65535, got {weight}")));
-    }
     let priority = spec.priority.unwrap_or(0);
     if priority < 0 {
         return Err(obj.error("spec.priority", format!("must be >= 0, got {priority}")));
@@ -78,9 +77,16 @@ mod tests {
     }
 
     #[test]
+    fn any_weight_is_kept() {
+        for w in [0, 1, 65535, 100_000] {
+            let got = convert_queue(&queue(&format!("metadata: {{name: q}}\nspec: {{weight: {w}}}\n"))).unwrap();
+            assert_eq!(got.weight, w);
+        }
+    }
+
+    #[test]
     fn errors_name_the_field() {
         let table = [
-            ("spec: {weight: 0}", "spec.weight"),
             ("spec: {priority: -1}", "spec.priority"),
             ("spec: {capability: {cpu: x}}", "spec.capability.cpu"),
             ("spec: {}\nstatus: {state: Half}", "status.state"),

@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 )]
 #[serde(rename_all = "camelCase")]
 pub struct QueueSpec {
-    /// `weight`: share relative to sibling queues (1..65535); unset = 1.
+    /// `weight`: share relative to sibling queues (the CRD schema allows 1..65535; the scheduler
+    /// uses any value it reads, 0 included); unset = 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<i32>,
     /// `capability`: upper bound of the queue's allocation.

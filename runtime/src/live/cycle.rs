@@ -208,7 +208,7 @@ impl Scheduler {
         let mut summary = CycleSummary::default();
         self.arena.reset();
         let decisions = {
-            let mut ssn = Session::open(&self.arena, &self.mirror.cluster, conf, &opts);
+            let mut ssn = Session::open(&self.arena, &self.mirror.cluster, conf, &opts, &basalt_core::plugins::REGISTRY);
             summary.open_ms = ms(t0.elapsed());
             for action in &conf.actions {
                 let ta = Instant::now();

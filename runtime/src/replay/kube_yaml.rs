@@ -28,15 +28,12 @@ use std::path::PathBuf;
 pub const ARRIVAL_ANNOTATION: &str = "basalt.dev/arrival-seconds";
 /// Annotation: how long a pod runs once bound, seconds of virtual time.
 pub const DURATION_ANNOTATION: &str = "basalt.dev/duration-seconds";
-/// Annotation naming the queue of a pod without PodGroup (Volcano's).
-pub const QUEUE_ANNOTATION: &str = "scheduling.volcano.sh/queue-name";
 
 /// The replay annotations of one object.
 #[derive(Clone, Debug, Default)]
 struct Timing {
     arrival_ms: Option<VirtualMs>,
     duration_ms: Option<VirtualMs>,
-    queue: Option<String>,
     /// A malformed annotation: the object is skipped.
     bad: bool,
     /// Where the object is (file, first line of its document).
@@ -93,7 +90,7 @@ impl Scan {
         let key = format!("{ns}/{name}");
         let ann = v.pointer("/metadata/annotations");
         let get = |k: &str| ann.and_then(|a| a.get(k)).map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string()));
-        let mut t = Timing { queue: get(QUEUE_ANNOTATION), file: file.to_string(), line, ..Default::default() };
+        let mut t = Timing { file: file.to_string(), line, ..Default::default() };
         for (annotation, slot) in [(ARRIVAL_ANNOTATION, &mut t.arrival_ms), (DURATION_ANNOTATION, &mut t.duration_ms)] {
             if let Some(raw) = get(annotation) {
                 match seconds(&raw) {
@@ -317,7 +314,7 @@ fn build(c: &Cluster, scan: Scan, report: &LoadReport, paths: &[PathBuf]) -> Wor
                         uid: format!("{}/{name}", p.spec.namespace),
                         name,
                         min_member: 1,
-                        queue: t.queue.clone().unwrap_or_default(),
+                        queue: p.spec.queue_name.clone(),
                         priority_class_name: p.spec.priority_class_name.clone(),
                         min_resources: Some(super::shapes::min_resources([&p.spec])),
                         phase: PodGroupPhase::Pending,

@@ -105,19 +105,13 @@ pub fn input_report(w: &Workload) -> report::InputReport {
     }
 }
 
-/// Notes that apply to every replay.
-pub fn standing_notes(confs: &[NamedConf]) -> Vec<String> {
-    let mut notes = vec![
+/// Notes that apply to every replay (what each conf leaves unhonoured is in
+/// [`Report::not_honoured`]).
+pub fn standing_notes() -> Vec<String> {
+    vec![
         "preempt and reclaim are not implemented yet: preemptions and evictions are 0 by construction.".to_string(),
         "GPU shares are packed per node, not per device (a node's GPU thousandths are one pool).".to_string(),
-    ];
-    for c in confs {
-        let skipped: Vec<&str> = c.conf.actions.iter().filter(|a| !a.implemented()).map(|a| a.name()).collect();
-        if !skipped.is_empty() {
-            notes.push(format!("conf {}: actions {} are not implemented and were skipped.", c.label, skipped.join(", ")));
-        }
-    }
-    notes
+    ]
 }
 
 /// Replays `w` under each conf in turn and builds the report.
@@ -134,11 +128,12 @@ pub fn replay(w: &Workload, confs: &[NamedConf], opts: &ReplayOptions) -> Replay
         records.push(rec);
     }
     let report = Report {
+        not_honoured: confs.iter().flat_map(|c| crate::sim::NotHonouredReport::of(&c.conf, Some(&c.label))).collect(),
         input: input_report(w),
         cycle_policy: opts.engine.policy.describe(),
         seed: opts.engine.seed,
         runs,
-        notes: standing_notes(confs),
+        notes: standing_notes(),
     };
     ReplayOutput { report, records }
 }

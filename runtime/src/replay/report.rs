@@ -175,6 +175,9 @@ pub struct InputReport {
 /// The whole report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
+    /// What of each conf Basalt does not honour (skipped actions, plugins, arguments, flags).
+    #[serde(rename = "notHonoured")]
+    pub not_honoured: Vec<crate::sim::NotHonouredReport>,
     /// What was replayed.
     pub input: InputReport,
     /// The cycle policy, in words.

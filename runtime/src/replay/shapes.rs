@@ -192,8 +192,7 @@ pub fn pod_spec(
         priority_class_name: qos.priority_class().into(),
         nonzero_cpu_milli: shape.cpu_milli,
         nonzero_memory_bytes: shape.memory_mib.saturating_mul(MIB),
-        resreq: req.clone(),
-        init_resreq: req,
+        resreq: req,
         affinity,
         preemptable: true,
         ..Default::default()

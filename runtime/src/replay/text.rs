@@ -100,6 +100,12 @@ pub fn render(r: &Report) -> String {
     for n in &i.notes {
         let _ = writeln!(out, "  {n}");
     }
+    if !r.not_honoured.is_empty() {
+        let _ = writeln!(out, "  Not honoured by this Basalt version (skipped or replaced; --strict refuses the conf):");
+        for n in &r.not_honoured {
+            let _ = writeln!(out, "    - conf {}: {}", n.conf.as_deref().unwrap_or("?"), n.message);
+        }
+    }
     out.push('\n');
     let runs = &r.runs;
     let heads: Vec<String> = runs.iter().map(|x| x.conf.clone()).collect();

@@ -15,7 +15,7 @@ use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::Decisions;
 use basalt_core::model::PodPhase;
 use basalt_core::scheduler::{run_cycle, CycleOptions};
-pub use report::{render_json, render_text, CycleReport};
+pub use report::{render_json, render_text, strict_check, CycleReport, NotHonouredReport};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -79,6 +79,8 @@ pub struct SimOutput {
     pub counts: ClusterCounts,
     /// The scheduler name pods had to carry.
     pub scheduler_name: String,
+    /// What of the conf Basalt does not honour (listed first in both outputs).
+    pub not_honoured: Vec<NotHonouredReport>,
 }
 
 impl SimOutput {
@@ -190,6 +192,7 @@ pub fn simulate(mut cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, l
         counts: ClusterCounts { nodes, pods, pod_groups, queues },
         scheduler_name: opts.scheduler_name.clone(),
         startup_notes,
+        not_honoured: NotHonouredReport::of(conf, None),
         ..Default::default()
     };
     let mut sim = Simulator::new(cluster, conf.clone(), opts.seed);
@@ -320,7 +323,8 @@ mod tests {
                 "skipped": []
             }],
             "podGroupOfPod": {"ns/a": "ns/pg"},
-            "issues": []
+            "issues": [],
+            "notHonoured": []
         });
         assert_eq!(v, want);
         let text = render_text(&out);

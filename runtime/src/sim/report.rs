@@ -5,7 +5,9 @@
 use super::SimOutput;
 use crate::convert::resources::{scale_of, Scale};
 use basalt_core::cluster::{Cluster, NodeId, PodGroupId, PodId};
+use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::Decisions;
+use basalt_core::plugins::REGISTRY;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -115,6 +117,48 @@ pub struct EventReport {
     pub message: String,
 }
 
+/// Something of the conf Basalt does not honour as written (`{"kind", "name", "message"}`):
+/// a skipped action or plugin, a plugin argument it does not know, cannot read, reads out of
+/// range or accepts without effect, or a flag without effect ([`basalt_core::plugins::Registry::check`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NotHonouredReport {
+    /// Label of the conf (replay with several confs; absent in `simulate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conf: Option<String>,
+    /// `action`, `plugin`, `argument` or `flag`.
+    pub kind: String,
+    /// The action, the plugin, or `plugin.key`.
+    pub name: String,
+    /// What Basalt does instead.
+    pub message: String,
+}
+
+impl NotHonouredReport {
+    /// The reports of everything in `conf` that [`REGISTRY`] does not honour.
+    pub fn of(conf: &SchedulerConf, label: Option<&str>) -> Vec<Self> {
+        REGISTRY
+            .check(conf)
+            .into_iter()
+            .map(|u| NotHonouredReport {
+                conf: label.map(Into::into),
+                kind: u.kind.as_str().into(),
+                name: u.name,
+                message: u.message,
+            })
+            .collect()
+    }
+}
+
+/// `--strict`: an error naming every action, plugin, argument or flag of `conf` that Basalt
+/// does not implement (`Ok` when there is none). `what` names the conf in the message.
+pub fn strict_check(conf: &SchedulerConf, what: &str) -> Result<(), String> {
+    let bad: Vec<String> = REGISTRY.check(conf).into_iter().filter(|u| u.strict).map(|u| u.message).collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    Err(format!("--strict: {what} asks for what Basalt does not implement:\n  {}", bad.join("\n  ")))
+}
+
 /// A PodGroup the session left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -190,15 +234,21 @@ impl CycleReport {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct JsonReport<'a> {
+    not_honoured: &'a [NotHonouredReport],
     cycles: &'a [CycleReport],
     pod_group_of_pod: &'a BTreeMap<String, String>,
     issues: Vec<String>,
 }
 
-/// The conformance JSON object: `{"cycles": [...], "podGroupOfPod": {...}, "issues": [...]}`,
-/// pretty-printed, without a trailing newline.
+/// The conformance JSON object: `{"notHonoured": [...], "cycles": [...], "podGroupOfPod": {...},
+/// "issues": [...]}`, pretty-printed, without a trailing newline.
 pub fn render_json(out: &SimOutput) -> String {
-    let doc = JsonReport { cycles: &out.cycles, pod_group_of_pod: &out.pod_group_of_pod, issues: out.issue_lines() };
+    let doc = JsonReport {
+        not_honoured: &out.not_honoured,
+        cycles: &out.cycles,
+        pod_group_of_pod: &out.pod_group_of_pod,
+        issues: out.issue_lines(),
+    };
     // Serializing plain structs of strings, integers and string-keyed maps cannot fail.
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
 }
@@ -230,6 +280,13 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// loaded and every issue.
 pub fn render_text(out: &SimOutput) -> String {
     let mut s = String::new();
+    if !out.not_honoured.is_empty() {
+        let _ = writeln!(s, "Not honoured by this Basalt version (skipped or replaced; --strict refuses the conf):");
+        for n in &out.not_honoured {
+            let _ = writeln!(s, "  - {}", n.message);
+        }
+        s.push('\n');
+    }
     let _ = writeln!(
         s,
         "Loaded {} from {} ({}, {}, {}, {}).",

@@ -1,8 +1,9 @@
 //! What happens to a cluster before Volcano's scheduler runs its first cycle, done to the
 //! simulated cluster: the scheduler cache creates the default queue when it is missing
 //! (volcano-behaviour.md §1.3), and the PodGroup controller gives every pending pod of the
-//! scheduler that names no PodGroup one of its own, `podgroup-<pod UID>` with `minMember: 1`
-//! (§5.2). Also reports the references that leave a pod outside every session: a PodGroup or
+//! scheduler that names no PodGroup one of its own, `podgroup-<pod UID>` with `minMember: 1`,
+//! in the queue of the pod's annotation `scheduling.volcano.sh/queue-name` (else the default
+//! queue) (§5.2). Also reports the references that leave a pod outside every session: a PodGroup or
 //! node that does not exist.
 
 use basalt_core::cluster::{Cluster, Delta};
@@ -18,6 +19,15 @@ pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str)
             Err(e) => notes.push(format!("Queue {default_queue:?} could not be created: {e}")),
         }
     }
+    for q in cluster.queues() {
+        let parent = &q.spec.parent;
+        if !parent.is_empty() && parent != "root" {
+            notes.push(format!(
+                "Queue {:?}: spec.parent {parent:?} is accepted but ignored: Basalt has no hierarchical queue plugin (capacity or drf with enableHierarchy), so queues are flat",
+                q.spec.name
+            ));
+        }
+    }
     let mut changes = Vec::new();
     for (_, p) in cluster.pods() {
         let s = &p.spec;
@@ -25,7 +35,7 @@ pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str)
         match &s.group {
             None if s.node_name.is_empty() && !s.deleting && s.scheduler_name == scheduler_name => {
                 let name = format!("podgroup-{}", s.uid.replace('/', "-"));
-                let mut min = s.init_resreq.clone();
+                let mut min = s.resreq.clone();
                 min.remove("pods");
                 let pg = PodGroupSpec {
                     namespace: s.namespace.clone(),
@@ -33,6 +43,7 @@ pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str)
                     uid: format!("{}/{name}", s.namespace),
                     creation_ms: s.creation_ms,
                     min_member: 1,
+                    queue: s.queue_name.clone(),
                     priority_class_name: s.priority_class_name.clone(),
                     min_resources: Some(min),
                     phase: PodGroupPhase::Pending,
@@ -41,8 +52,9 @@ pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str)
                 let mut pod = s.clone();
                 pod.group = Some(name.clone());
                 notes.push(format!(
-                    "note: Pod {key} names no PodGroup (annotation scheduling.k8s.io/group-name): PodGroup {}/{name} created for it (minMember 1), as Volcano's PodGroup controller does",
-                    s.namespace
+                    "note: Pod {key} names no PodGroup (annotation scheduling.k8s.io/group-name): PodGroup {}/{name} created for it (minMember 1, queue {:?}), as Volcano's PodGroup controller does",
+                    s.namespace,
+                    if s.queue_name.is_empty() { default_queue } else { s.queue_name.as_str() }
                 ));
                 changes.push(Delta::PodGroup(pg));
                 changes.push(Delta::Pod(pod));

@@ -1,0 +1,127 @@
+//! The node view of the kube-scheduler plugins: Volcano's per-node `k8sframework.NodeInfo`
+//! snapshot that `predicates` and `nodeorder` share (volcano-behaviour.md §3, issue 10 rule 4).
+//!
+//! At session open it holds every pod on a node, Releasing (terminating) pods included. In the
+//! session only the predicates plugin's event handler changes it (Volcano's predicates
+//! `AllocateFunc`/`DeallocateFunc` call `nodeInfo.AddPod`/`RemovePod`): +pod on allocate and
+//! on pipeline, −pod on discard and on eviction, each pod counted once. Without `predicates`
+//! in the conf, pods placed in the session never enter it, so nodeorder's scores do not see
+//! them (binpack reads the session's own node `used` instead).
+//!
+//! What reads it: the pod-number predicate (`pods`), LeastAllocated and MostAllocated
+//! (`nonzero_cpu`, `nonzero_mem`), BalancedAllocation (`requested`), and the inter-pod
+//! affinity, anti-affinity, topology spread and host-port checks (a task is in the view when
+//! [`NodeView::node`] is set).
+
+use super::tables::{NodeIdx, TaskIdx, TaskStatus, NONE};
+use super::State;
+use bumpalo::Bump;
+
+/// Per-node sums and per-task membership of the view, cut from the session arena.
+#[derive(Default)]
+pub struct NodeView<'a> {
+    /// Per task: the node row it is counted on, or [`NONE`] when it is not in the view.
+    pub node: &'a mut [u32],
+    /// Per node: pods counted.
+    pub pods: &'a mut [u32],
+    /// Per node: Σ CPU requests of the counted pods with kube-scheduler's non-zero defaults,
+    /// millicores.
+    pub nonzero_cpu: &'a mut [i64],
+    /// Per node: Σ memory requests with the non-zero defaults, bytes.
+    pub nonzero_mem: &'a mut [i64],
+    /// Σ requests of the counted pods (kube `NodeInfo.Requested`), column-major like the node
+    /// resource tables (`d * n_nodes + node`).
+    pub requested: &'a mut [i64],
+}
+
+impl<'a> NodeView<'a> {
+    /// The view at session open: every task the session put on a node (any status, Releasing
+    /// included), with the sums of their requests.
+    pub fn start(arena: &'a Bump, s: &State<'a>) -> Self {
+        let (nn, dims) = (s.nodes.len, s.dims);
+        let mut v = NodeView {
+            node: arena.alloc_slice_fill_copy(s.tasks.len, NONE),
+            pods: arena.alloc_slice_fill_copy(nn, 0),
+            nonzero_cpu: arena.alloc_slice_fill_copy(nn, 0),
+            nonzero_mem: arena.alloc_slice_fill_copy(nn, 0),
+            requested: arena.alloc_slice_fill_copy(nn * dims, 0),
+        };
+        for n in (0..nn).map(|i| NodeIdx(i as u32)) {
+            for t in s.tasks_on(n) {
+                v.add(s, t, n);
+            }
+        }
+        v
+    }
+
+    /// Whether task `t` is counted in the view.
+    #[inline]
+    pub fn has(&self, t: TaskIdx) -> bool {
+        self.node[t.ix()] != NONE
+    }
+
+    /// Counts `t` on node `n` (no-op when it is already counted).
+    fn add(&mut self, s: &State<'_>, t: TaskIdx, n: NodeIdx) {
+        if self.has(t) {
+            return;
+        }
+        self.node[t.ix()] = n.0;
+        self.change(s, t, n, 1);
+    }
+
+    /// Stops counting `t` (no-op when it is not counted).
+    fn remove(&mut self, s: &State<'_>, t: TaskIdx) {
+        let n = self.node[t.ix()];
+        if n == NONE {
+            return;
+        }
+        self.node[t.ix()] = NONE;
+        self.change(s, t, NodeIdx(n), -1);
+    }
+
+    fn change(&mut self, s: &State<'_>, t: TaskIdx, n: NodeIdx, sign: i64) {
+        let (len, dims) = (s.nodes.len, s.dims);
+        let spec = &s.tasks.rec[t.ix()].spec;
+        let i = n.ix();
+        self.pods[i] = if sign > 0 { self.pods[i].saturating_add(1) } else { self.pods[i].saturating_sub(1) };
+        self.nonzero_cpu[i] = self.nonzero_cpu[i].saturating_add(sign * spec.nonzero_cpu_milli);
+        self.nonzero_mem[i] = self.nonzero_mem[i].saturating_add(sign * spec.nonzero_memory_bytes);
+        for (d, &r) in s.tasks.req(t, dims).iter().enumerate() {
+            if r != 0 {
+                let x = &mut self.requested[d * len + i];
+                *x = x.saturating_add(sign * r);
+            }
+        }
+    }
+}
+
+impl State<'_> {
+    /// The predicates plugin's `AllocateFunc` on the view: counts `t` on its current node.
+    pub fn view_add(&mut self, t: TaskIdx) {
+        let Some(n) = self.tasks.node_of(t) else { return };
+        let mut v = std::mem::take(&mut self.view);
+        v.add(self, t, n);
+        self.view = v;
+    }
+
+    /// The predicates plugin's `DeallocateFunc` on the view: stops counting `t`.
+    pub fn view_remove(&mut self, t: TaskIdx) {
+        let mut v = std::mem::take(&mut self.view);
+        v.remove(self, t);
+        self.view = v;
+    }
+
+    /// Whether `t` counts as an existing pod for inter-pod affinity, anti-affinity and host
+    /// ports: it is in the view (Releasing pods of the session's start included).
+    #[inline]
+    pub fn in_view(&self, t: TaskIdx) -> bool {
+        self.view.has(t)
+    }
+
+    /// Whether `t` counts for topology spread: in the view and not terminating (kube's
+    /// `countPodsMatchSelector` skips pods with a deletion timestamp).
+    #[inline]
+    pub fn in_view_spread(&self, t: TaskIdx) -> bool {
+        self.view.has(t) && self.tasks.status[t.ix()] != TaskStatus::Releasing
+    }
+}

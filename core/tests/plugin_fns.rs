@@ -1,0 +1,51 @@
+//! The function set each plugin registers is derived from the methods it implements
+//! (`plugins::plugin_impl!`), so a plugin announces exactly what it has: no Preemptable or
+//! Reclaimable functions while the preempt and reclaim actions do not exist.
+
+use basalt_core::plugins::{Fn, REGISTRY};
+use basalt_core::session::Session;
+use basalt_core::{Cluster, CycleOptions, SchedulerConf};
+
+fn mask(fns: &[Fn]) -> u32 {
+    fns.iter().fold(0, |m, f| m | f.bit())
+}
+
+#[test]
+fn each_plugin_registers_what_it_implements() {
+    let conf = SchedulerConf::parse(
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n",
+    )
+    .unwrap()
+    .0;
+    let c = Cluster::new();
+    let arena = bumpalo::Bump::new();
+    let ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &REGISTRY);
+    let got: Vec<(&str, u32)> = ssn.plugins.tiers().iter().flatten().map(|s| (s.plugin.name(), s.plugin.fns())).collect();
+    use Fn::*;
+    let want = vec![
+        ("priority", mask(&[TaskOrder, JobOrder, JobStarving])),
+        ("gang", mask(&[JobValid, JobOrder, JobReady, JobPipelined, JobStarving])),
+        ("conformance", 0),
+        ("overcommit", mask(&[JobEnqueueable, JobEnqueued])),
+        ("drf", mask(&[JobOrder, EventHandler])),
+        ("predicates", mask(&[Predicate, EventHandler])),
+        ("proportion", mask(&[QueueOrder, Overused, Allocatable, JobEnqueueable, JobEnqueued, EventHandler])),
+        ("nodeorder", mask(&[NodeOrder, BatchNodeOrder])),
+        ("binpack", mask(&[NodeOrder])),
+    ];
+    assert_eq!(got, want);
+    for (_, m) in &got {
+        assert_eq!(m & (Preemptable.bit() | Reclaimable.bit() | Preemptive.bit()), 0);
+    }
+}
+
+#[test]
+fn a_plugin_missing_from_the_registry_is_skipped() {
+    let conf = SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: gang\n").unwrap().0;
+    assert_eq!(conf.tiers[0].plugins.len(), 2, "the conf keeps Volcano plugins Basalt lacks, for the report");
+    let c = Cluster::new();
+    let arena = bumpalo::Bump::new();
+    let ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &REGISTRY);
+    let names: Vec<&str> = ssn.plugins.tiers().iter().flatten().map(|s| s.plugin.name()).collect();
+    assert_eq!(names, vec!["gang"]);
+}
