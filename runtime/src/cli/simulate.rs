@@ -1,5 +1,7 @@
 //! `basalt simulate`: load a cluster from files, run scheduling cycles in memory, print the
-//! decisions as the conformance JSON (`--output json`) or a readable summary (`--output text`).
+//! decisions as the conformance JSON (`--output json`) or a readable summary (`--output text`),
+//! each with the wall-clock timings of loading and of every cycle's phases (JSON: the separate
+//! `timings` key). Issues are printed once: in the text report, or on stderr beside JSON.
 
 use super::{EXIT_BAD_CONF, EXIT_NOTHING_LOADED, EXIT_OK};
 use crate::load::DEFAULT_SCHEDULER_NAME;
@@ -99,8 +101,8 @@ pub fn run(args: &SimulateArgs) -> u8 {
     };
     let conf = conf_with_options(conf, args);
     let opts = SimOptions { cycles: args.cycles, seed: args.seed, scheduler_name: args.scheduler_name.clone() };
-    let out = match sim::run(&args.cluster, &conf, &opts) {
-        Ok(out) => out,
+    let (out, timings) = match sim::run_timed(&args.cluster, &conf, &opts) {
+        Ok(run) => run,
         Err(e @ SimError::NothingLoaded { .. }) => {
             let SimError::NothingLoaded { load, .. } = &e;
             for i in &load.issues {
@@ -110,22 +112,25 @@ pub fn run(args: &SimulateArgs) -> u8 {
             return EXIT_NOTHING_LOADED;
         }
     };
-    for line in out.issue_lines() {
-        if line.starts_with("note: ") {
-            eprintln!("{line}");
-        } else {
-            eprintln!("warning: {line}");
+    // Text output lists the issues itself; repeating them on stderr would show each twice.
+    if args.output == OutputFormat::Json {
+        for line in out.grouped_issue_lines() {
+            if line.starts_with("note: ") {
+                eprintln!("{line}");
+            } else {
+                eprintln!("warning: {line}");
+            }
+        }
+        if out.load.skipped_other_scheduler > 0 {
+            eprintln!(
+                "warning: {} pending pod(s) skipped: spec.schedulerName is not {:?}",
+                out.load.skipped_other_scheduler, opts.scheduler_name
+            );
         }
     }
-    if out.load.skipped_other_scheduler > 0 {
-        eprintln!(
-            "warning: {} pending pod(s) skipped: spec.schedulerName is not {:?}",
-            out.load.skipped_other_scheduler, opts.scheduler_name
-        );
-    }
     let rendered = match args.output {
-        OutputFormat::Json => sim::render_json(&out) + "\n",
-        OutputFormat::Text => sim::render_text(&out),
+        OutputFormat::Json => sim::render_json_with_timings(&out, &timings) + "\n",
+        OutputFormat::Text => sim::render_text_with_timings(&out, &timings),
     };
     // A closed pipe (`basalt simulate … | head`) is not an error worth a panic.
     let mut stdout = std::io::stdout().lock();
