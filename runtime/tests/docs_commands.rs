@@ -258,8 +258,9 @@ fn run(cmd: &str) -> (bool, String, String) {
     (status.is_some_and(|s| s.success()), stdout, stderr)
 }
 
-/// The shown output against the real one, without the rows of "varies run to run" sections;
-/// `None` when they agree, else the first differing line.
+/// The shown output against the real one, without the rows of "varies run to run" sections
+/// and with runs of spaces taken as one (a table's column widths follow its widest value, which
+/// may be a varying one); `None` when they agree, else the first differing line.
 fn compare_output(shown: &[String], real: &str) -> Option<String> {
     fn steady(lines: impl Iterator<Item = String>) -> Vec<String> {
         let mut varies = false;
@@ -269,7 +270,7 @@ fn compare_output(shown: &[String], real: &str) -> Option<String> {
                 varies = l.contains("varies run to run");
             }
             if !(varies && l.starts_with(' ')) {
-                kept.push(l.trim_end().to_string());
+                kept.push(l.split_whitespace().collect::<Vec<_>>().join(" "));
             }
         }
         while kept.last().is_some_and(|l| l.is_empty()) {
@@ -364,7 +365,11 @@ fn every_documented_command_runs_from_the_repo_root() {
             }
         }
     }
-    eprintln!("ran {} documented commands; skipped by name:", ran.len());
+    eprintln!("ran {} documented commands:", ran.len());
+    for r in &ran {
+        eprintln!("  {r}");
+    }
+    eprintln!("skipped by name:");
     for s in &skipped {
         eprintln!("  {s}");
     }
