@@ -64,7 +64,7 @@ impl PowerFit {
     pub fn is_poor(&self) -> Option<String> {
         if self.points < MIN_FIT_SIZES {
             Some(format!("{} sizes < {MIN_FIT_SIZES}", self.points))
-        } else if !(self.r2 >= MIN_FIT_R2) {
+        } else if self.r2.is_nan() || self.r2 < MIN_FIT_R2 {
             Some(format!("R² {:.2} < {MIN_FIT_R2}", self.r2))
         } else {
             None
@@ -205,6 +205,9 @@ struct Measured {
     hi: f64,
 }
 
+/// A median with its fastest and slowest run, ms.
+type Spread = (f64, Option<f64>, Option<f64>);
+
 /// What is drawn for one variant.
 struct Group {
     color: RGBColor,
@@ -225,7 +228,7 @@ struct Group {
 
 impl Group {
     fn new(i: usize, many: bool, variant: &str, ps: &[&SweepPoint]) -> Group {
-        let points = |f: fn(&SweepPoint) -> (f64, Option<f64>, Option<f64>)| -> Vec<Measured> {
+        let points = |f: fn(&SweepPoint) -> Spread| -> Vec<Measured> {
             ps.iter()
                 .map(|p| {
                     let (y, lo, hi) = f(p);
@@ -531,7 +534,7 @@ mod tests {
     fn the_legend_clears_bars_and_falling_lines() {
         let mut p = report(1000, 10.0, 1.0, "identical");
         p.cycle_ms_max = Some(50.0);
-        let rs = vec![p, report(2000, 5.0, 1.0, "identical"), report(4000, 2.5, 1.0, "identical")];
+        let rs = [p, report(2000, 5.0, 1.0, "identical"), report(4000, 2.5, 1.0, "identical")];
         let refs: Vec<&SweepPoint> = rs.iter().collect();
         let g = Group::new(0, false, "identical", &refs);
         let f = g.cycle_fit.expect("an exact falling power law is drawn");
@@ -539,8 +542,7 @@ mod tests {
         // Left of 1500 nodes: the bar top (50) rules, not the median (10) or the line there.
         assert_eq!(g.highest_left_of(1500.0), 50.0);
         // Without the bar, a falling line is highest at its left end, not where it leaves the legend.
-        let rs =
-            vec![report(1000, 10.0, 1.0, "identical"), report(2000, 5.0, 1.0, "identical"), report(4000, 2.5, 1.0, "identical")];
+        let rs = [report(1000, 10.0, 1.0, "identical"), report(2000, 5.0, 1.0, "identical"), report(4000, 2.5, 1.0, "identical")];
         let refs: Vec<&SweepPoint> = rs.iter().collect();
         let g = Group::new(0, false, "identical", &refs);
         assert!((g.highest_left_of(3000.0) - 10.0).abs() < 1e-9, "{}", g.highest_left_of(3000.0));

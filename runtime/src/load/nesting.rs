@@ -78,8 +78,8 @@ impl Scan {
             // `- - x` and `? ? x`: the first indicator's collection sits at the line's
             // indentation (counted above); each further one opens another at its column.
             while let Some(&(at, c)) = chars.peek() {
-                let next = content[at + 1..].chars().next();
-                if matches!(c, '-' | '?') && next.is_none_or(|n| n == ' ') {
+                // `c` is ASCII before `at + 1` is taken as a boundary.
+                if matches!(c, '-' | '?') && content[at + 1..].chars().next().is_none_or(|n| n == ' ') {
                     chars.next();
                     if at > 0 {
                         self.indents.push(indent + at);
@@ -182,6 +182,27 @@ mod tests {
         assert_eq!(depth("a: |\n  [[[[\n  {{{{\nb: [1]\n"), 2, "block scalar, then a flow sequence");
         assert_eq!(depth("a: >-\n    - - - -\n\n    x\nb: 1\n"), 1);
         assert_eq!(depth("a: 'multi\n  [[[[ line'\nb: 1\n"), 1, "a quoted scalar over two lines");
+        assert_eq!(depth("é: ü\n- ñ: [ö]\n  ?ä\n→ - x\n"), 2, "multi-byte characters anywhere");
+    }
+
+    #[test]
+    fn never_panics_on_any_short_text() {
+        // Every string of up to 5 characters over the scanner's special characters, a
+        // multi-byte letter and a newline.
+        let alphabet = ['-', '?', ' ', ':', '[', ']', '{', '"', '\'', '#', '|', '\n', 'é', '\\'];
+        let mut text = String::new();
+        fn all(text: &mut String, alphabet: &[char], left: usize) {
+            let _ = check_depth(text, 2);
+            if left == 0 {
+                return;
+            }
+            for &c in alphabet {
+                text.push(c);
+                all(text, alphabet, left - 1);
+                text.pop();
+            }
+        }
+        all(&mut text, &alphabet, 5);
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub fn median_max(mut v: Vec<f64>) -> Option<(f64, f64)> {
     }
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    let median = if v.len() % 2 == 0 { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] };
+    let median = if v.len().is_multiple_of(2) { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] };
     Some((median, v[v.len() - 1]))
 }
 
