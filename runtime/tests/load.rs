@@ -415,6 +415,8 @@ fn cli_exit_codes() {
             .to_string();
     let bad_conf = write(&dir, "bad.conf", "actions: \"enqueue, allocat\"\n").display().to_string();
     let not_yaml = write(&dir, "broken.conf", "actions: [\n").display().to_string();
+    let deep =
+        write(&dir, "deep.conf", format!("actions: {}{}\n", "[".repeat(100_000), "]".repeat(100_000))).display().to_string();
     let empty = write(&dir, "empty.yaml", "").display().to_string();
     let missing = dir.join("missing.conf").display().to_string();
 
@@ -422,7 +424,7 @@ fn cli_exit_codes() {
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
     assert!(String::from_utf8_lossy(&ok.stderr).contains("nosuchplugin"), "conf warnings go to stderr");
 
-    for conf in [&bad_conf, &not_yaml, &missing] {
+    for conf in [&bad_conf, &not_yaml, &missing, &deep] {
         let out = basalt(&["simulate", "--cluster", &cluster, "--conf", conf]);
         assert_eq!(out.status.code(), Some(2), "conf {conf}");
         assert!(String::from_utf8_lossy(&out.stderr).contains(conf.as_str()), "the error names the conf file");

@@ -58,9 +58,15 @@ pub struct SimulateArgs {
 
 /// Reads and parses the conf at `path`, printing its warnings to stderr.
 ///
-/// Errors: a message naming the file (unreadable, not valid YAML, unknown action, …).
+/// Errors: a message naming the file (unreadable, nested deeper than
+/// [`crate::load::MAX_NESTING_DEPTH`] — refused before parsing, as the loader does —, not valid
+/// YAML, unknown action, …).
 pub fn read_conf(path: &Path) -> Result<SchedulerConf, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read conf {}: {e}", path.display()))?;
+    let limit = crate::load::MAX_NESTING_DEPTH;
+    if let Err(deep) = crate::load::nesting::check_depth(&text, limit) {
+        return Err(format!("invalid conf {}: nested more than {limit} levels deep at line {}", path.display(), deep.line));
+    }
     let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", path.display()))?;
     for w in warnings {
         eprintln!("warning: {}: {w}", path.display());

@@ -412,6 +412,47 @@ pub fn render_text_with_timings(out: &SimOutput, t: &SimTimings) -> String {
 mod tests {
     use super::*;
 
+    fn cycle(n: u64, open: f64, allocate: f64) -> super::super::timing::CycleTimings {
+        use super::super::timing::{ActionTiming, CycleTimings};
+        CycleTimings {
+            cycle: n,
+            session_open_ms: open,
+            actions: vec![ActionTiming { action: "allocate".into(), ms: allocate }],
+            session_close_ms: 0.5,
+            total_ms: open + allocate + 0.5,
+        }
+    }
+
+    #[test]
+    fn timings_per_cycle_then_summarised() {
+        let out = SimOutput::default();
+        let few = SimTimings { load_ms: 2.5, startup_ms: 0.25, cycles: vec![cycle(1, 1.0, 2.0), cycle(2, 0.5, 0.25)] };
+        let text = render_text_with_timings(&out, &few);
+        assert!(
+            text.ends_with(
+                "\nWall clock, ms (varies run to run)\n  load 2.50, startup 0.25\n  \
+                 cycle 1: 3.500 (session open 1.000, allocate 2.000, session close 0.500)\n  \
+                 cycle 2: 1.250 (session open 0.500, allocate 0.250, session close 0.500)\n"
+            ),
+            "{text}"
+        );
+        // Past TIMED_CYCLES_LISTED cycles: one line of medians and maxima per phase.
+        let many = SimTimings { cycles: (1..=12).map(|n| cycle(n, n as f64, 1.0)).collect(), ..few };
+        let text = render_text_with_timings(&out, &many);
+        assert!(
+            text.contains("  12 cycles, median / max: total 8.000 / 13.500, session open 6.500 / 12.000, allocate 1.000 / 1.000, session close 0.500 / 0.500\n"),
+            "{text}"
+        );
+        assert!(!text.contains("cycle 1:"), "{text}");
+        // JSON: the decisions' keys untouched, the timings in their own key.
+        let with: serde_json::Value = serde_json::from_str(&render_json_with_timings(&out, &few)).unwrap();
+        let mut without: serde_json::Value = serde_json::from_str(&render_json(&out)).unwrap();
+        assert_eq!(with["timings"]["cycles"][1]["actions"][0], serde_json::json!({"action": "allocate", "ms": 0.25}));
+        assert_eq!(with["timings"]["loadMs"], 2.5);
+        without["timings"] = with["timings"].clone();
+        assert_eq!(with, without);
+    }
+
     #[test]
     fn amounts_read_like_quantities() {
         let table = [
