@@ -40,9 +40,9 @@ pub enum CyclePhase {
 
 /// [`run_cycle_in`], calling `observe` after each phase, in order: [`CyclePhase::Opened`], one
 /// [`CyclePhase::ActionDone`] per configured action, [`CyclePhase::Closed`]. The core reads no
-/// clock: a caller that measures phase times (`basalt simulate`'s timings, as Volcano's
-/// `action_scheduling_latency` and `e2e_scheduling_latency` metrics) reads its own in
-/// `observe`. The observer cannot change the decisions.
+/// clock: a caller that measures phase times (`basalt simulate`'s timings; Volcano's
+/// `open_session_duration`, `action_scheduling_latency` and `e2e_scheduling_latency` metrics,
+/// volcano-behaviour §8.1) reads its own in `observe`. The observer cannot change the decisions.
 pub fn run_cycle_observed(
     arena: &bumpalo::Bump,
     cluster: &Cluster,

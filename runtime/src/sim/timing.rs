@@ -1,6 +1,8 @@
 //! Wall-clock timings of a simulation: how long loading took and, per cycle, the session open,
 //! each action and the session close, so a user can set Basalt's cycle time beside Volcano's
-//! (`e2e_scheduling_latency`, `action_scheduling_latency`) on their own cluster dump.
+//! (the metrics `volcano_e2e_scheduling_latency_milliseconds`,
+//! `volcano_open_session_duration_milliseconds` and `volcano_action_scheduling_latency_milliseconds`,
+//! volcano-behaviour §8.1) on their own cluster dump.
 //!
 //! Timings vary run to run; they are kept apart from [`super::SimOutput`] (the decisions), which
 //! stays identical for the same input and seed. The core reads no clock: the phases are timed
