@@ -3,7 +3,7 @@
 
 use crate::actions;
 use crate::cluster::Cluster;
-use crate::conf::SchedulerConf;
+use crate::conf::{ActionKind, SchedulerConf};
 use crate::decision::Decisions;
 use crate::session::Session;
 
@@ -24,9 +24,39 @@ pub fn run_cycle(cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions) -
 
 /// [`run_cycle`] with a caller-owned arena (reset it between cycles to reuse its memory).
 pub fn run_cycle_in(arena: &bumpalo::Bump, cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions) -> Decisions {
+    run_cycle_observed(arena, cluster, conf, opts, |_| {})
+}
+
+/// A boundary between the phases of a cycle, reported to [`run_cycle_observed`]'s observer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CyclePhase {
+    /// The session is open (Volcano `OpenSession`).
+    Opened,
+    /// An action of `conf.actions` has run (actions not implemented yet run as no-ops).
+    ActionDone(ActionKind),
+    /// The session is closed into [`Decisions`] (Volcano `CloseSession`).
+    Closed,
+}
+
+/// [`run_cycle_in`], calling `observe` after each phase, in order: [`CyclePhase::Opened`], one
+/// [`CyclePhase::ActionDone`] per configured action, [`CyclePhase::Closed`]. The core reads no
+/// clock: a caller that measures phase times (`basalt simulate`'s timings; Volcano's
+/// `open_session_duration`, `action_scheduling_latency` and `e2e_scheduling_latency` metrics,
+/// volcano-behaviour §8.1) reads its own in `observe`. The observer cannot change the decisions.
+pub fn run_cycle_observed(
+    arena: &bumpalo::Bump,
+    cluster: &Cluster,
+    conf: &SchedulerConf,
+    opts: &CycleOptions,
+    mut observe: impl FnMut(CyclePhase),
+) -> Decisions {
     let mut ssn = Session::open(arena, cluster, conf, opts, &crate::plugins::REGISTRY);
+    observe(CyclePhase::Opened);
     for action in &conf.actions {
         actions::execute(*action, &mut ssn);
+        observe(CyclePhase::ActionDone(*action));
     }
-    ssn.close()
+    let decisions = ssn.close();
+    observe(CyclePhase::Closed);
+    decisions
 }

@@ -6,7 +6,10 @@
 //! splitting, dispatch by `apiVersion`/`kind`, and the scheduler-name filter. It refuses to stop
 //! at the first problem: a malformed document or object becomes a [`LoadIssue`] naming the file,
 //! the 1-based document index, the object and the field, and the rest still loads. No input can
-//! make it panic.
+//! make it panic, and none can stall it: a document nested deeper than
+//! [`MAX_NESTING_DEPTH`] is refused before it is parsed ([`nesting`]).
+
+pub mod nesting;
 
 use crate::convert::{self, ConvertError, DEFAULT_NAMESPACE};
 use crate::crd;
@@ -18,6 +21,8 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+pub use nesting::MAX_NESTING_DEPTH;
 
 /// The scheduler name Volcano answers to by default (`--scheduler-name`).
 pub const DEFAULT_SCHEDULER_NAME: &str = "volcano";
@@ -85,6 +90,48 @@ pub struct LoadReport {
     pub skipped_other_scheduler: usize,
     /// Problems, in file and document order.
     pub issues: Vec<LoadIssue>,
+}
+
+/// Issues with the same kind and message that occur this many times or more are printed as one
+/// line with a count ([`grouped_issue_lines`]).
+pub const GROUP_ISSUES_FROM: usize = 4;
+/// Objects named on a grouped issue line.
+pub const GROUP_EXAMPLES: usize = 3;
+
+/// `issues` as readable lines, every object once: an issue whose kind and message occur fewer
+/// than [`GROUP_ISSUES_FROM`] times is its own line (as [`LoadIssue`]'s `Display`); a more
+/// frequent one (62 Services, say) becomes one line at its first occurrence, with the count and
+/// the first [`GROUP_EXAMPLES`] places:
+/// `Service ×62: unsupported kind v1 Service; skipped (a.yaml doc 1 default/a, a.yaml doc 2
+/// default/b, a.yaml doc 3 default/c and 59 more)`. Order: first occurrence.
+pub fn grouped_issue_lines(issues: &[LoadIssue]) -> Vec<String> {
+    let key = |i: &LoadIssue| (i.kind.clone(), i.message.clone());
+    let mut counts: std::collections::HashMap<(Option<String>, String), Vec<&LoadIssue>> = std::collections::HashMap::new();
+    for i in issues {
+        counts.entry(key(i)).or_default().push(i);
+    }
+    let mut lines = Vec::new();
+    for i in issues {
+        let k = key(i);
+        let Some(group) = counts.get(&k) else { continue };
+        if group.len() < GROUP_ISSUES_FROM {
+            lines.push(i.to_string());
+            continue;
+        }
+        let places: Vec<String> = group
+            .iter()
+            .take(GROUP_EXAMPLES)
+            .map(|g| {
+                let place = LoadIssue { kind: None, message: String::new(), ..(*g).clone() }.to_string();
+                place.trim_end_matches(": ").to_string()
+            })
+            .collect();
+        let what = i.kind.as_deref().unwrap_or("objects");
+        let more = group.len() - places.len();
+        lines.push(format!("{what} ×{}: {} ({} and {more} more)", group.len(), i.message, places.join(", ")));
+        counts.remove(&k);
+    }
+    lines
 }
 
 /// The files under `paths`: a file as given (any extension), a directory walked recursively
@@ -177,6 +224,14 @@ pub fn load_text(file: &str, text: &str, json: bool, cluster: &mut Cluster, opts
         return;
     }
     for (i, d) in split_yaml(text).into_iter().enumerate() {
+        if let Err(deep) = nesting::check_depth(&d.text, MAX_NESTING_DEPTH) {
+            let line = d.first_line + deep.line - 1;
+            let message = format!(
+                "nested more than {MAX_NESTING_DEPTH} levels deep at line {line} (MAX_NESTING_DEPTH); document skipped unparsed"
+            );
+            ld.issue(Loc { doc: i + 1, item: None }, None, None, message);
+            continue;
+        }
         match serde_yaml::from_str::<Value>(&d.text) {
             Ok(v) => ld.document(i + 1, v),
             Err(e) => ld.issue(Loc { doc: i + 1, item: None }, None, None, yaml_error(&e, d.first_line)),

@@ -286,8 +286,22 @@ fn cli_json_output_has_the_contract_keys() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     let mut top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     top.sort_unstable();
-    assert_eq!(top, vec!["cycles", "issues", "notHonoured", "podGroupOfPod"]);
+    assert_eq!(top, vec!["cycles", "issues", "notHonoured", "podGroupOfPod", "timings"]);
     assert_eq!(v["notHonoured"].as_array().map(Vec::len), Some(0), "Volcano's default conf is fully honoured");
+    // Wall-clock timings sit in their own key: load, then per cycle session open and actions.
+    let t = &v["timings"];
+    assert!(t["loadMs"].as_f64().is_some_and(|ms| ms > 0.0), "{t}");
+    assert!(t["startupMs"].as_f64().is_some(), "{t}");
+    let timed = t["cycles"].as_array().unwrap();
+    assert_eq!(timed.len(), 2);
+    for (k, c) in timed.iter().enumerate() {
+        assert_eq!(c["cycle"], k as u64 + 1);
+        let actions: Vec<&str> = c["actions"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap()).collect();
+        assert_eq!(actions, ["enqueue", "allocate", "backfill"], "Volcano's default actions, in order");
+        assert!(c["actions"].as_array().unwrap().iter().all(|a| a["ms"].as_f64().is_some_and(|ms| ms >= 0.0)));
+        let total = c["totalMs"].as_f64().unwrap();
+        assert!(c["sessionOpenMs"].as_f64().unwrap() <= total && c["sessionCloseMs"].as_f64().unwrap() <= total, "{c}");
+    }
     let cycles = v["cycles"].as_array().unwrap();
     assert_eq!(cycles.len(), 2);
     let mut keys: Vec<&str> = cycles[0].as_object().unwrap().keys().map(String::as_str).collect();
@@ -298,20 +312,98 @@ fn cli_json_output_has_the_contract_keys() {
 }
 
 #[test]
-fn cli_text_output_and_issues_on_stderr() {
+fn cli_prints_each_issue_once_text_in_the_report_json_on_stderr() {
     let dir = scratch("cli-text");
     let file = write(&dir, "c.yaml", [NODE.to_string(), pod("bad", "x1")].join("---\n"));
+    let issue = "doc 2 Pod ns/bad: field spec.containers[0].resources.requests.cpu";
+    let count = |s: &str| s.lines().filter(|l| l.contains(issue)).count();
     let out = basalt(&["simulate", "--cluster", &file.display().to_string()]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stdout.contains("Cycle 1"), "{stdout}");
-    assert!(
-        stderr.lines().any(
-            |l| l.starts_with("warning: ") && l.contains("doc 2 Pod ns/bad: field spec.containers[0].resources.requests.cpu")
-        ),
-        "{stderr}"
+    assert_eq!((count(&stdout), count(&stderr)), (1, 0), "text: once, in the report\n{stdout}\n{stderr}");
+    assert!(stdout.contains("\nWall clock, ms (varies run to run)\n  load "), "{stdout}");
+    assert!(stdout.contains("  cycle 1: ") && stdout.contains("session open ") && stdout.contains(", allocate "), "{stdout}");
+
+    let out = basalt(&["simulate", "--cluster", &file.display().to_string(), "--output", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().any(|l| l.starts_with("warning: ") && l.contains(issue)), "{stderr}");
+    assert_eq!(count(&stderr), 1, "json: once on stderr (and in the JSON issues)\n{stderr}");
+}
+
+#[test]
+fn many_unsupported_objects_are_one_line_per_kind_with_a_count() {
+    let dir = scratch("grouped");
+    let mut docs = vec![NODE.to_string()];
+    for i in 0..31 {
+        docs.push(format!("apiVersion: v1\nkind: Service\nmetadata: {{name: svc-{i}, namespace: web}}\n"));
+        docs.push(format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: dep-{i}, namespace: web}}\n"));
+    }
+    docs.push("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: only-one}\n".to_string());
+    let file = write(&dir, "mixed.yaml", docs.join("---\n"));
+    let f = file.display().to_string();
+    let mut c = Cluster::new();
+    let report = load::load_paths(std::slice::from_ref(&file), &mut c, &LoadOptions::default());
+    assert_eq!(report.issues.len(), 63, "every object is an issue of its own");
+    let lines = load::grouped_issue_lines(&report.issues);
+    assert_eq!(
+        lines,
+        vec![
+            format!("Service ×31: unsupported kind v1 Service; skipped ({f} doc 2 web/svc-0, {f} doc 4 web/svc-1, {f} doc 6 web/svc-2 and 28 more)"),
+            format!("Deployment ×31: unsupported kind apps/v1 Deployment; skipped ({f} doc 3 web/dep-0, {f} doc 5 web/dep-1, {f} doc 7 web/dep-2 and 28 more)"),
+            format!("{f} doc 64 ConfigMap default/only-one: unsupported kind v1 ConfigMap; skipped"),
+        ]
     );
+    // Below the grouping threshold each object keeps its own line.
+    let few: Vec<load::LoadIssue> = report
+        .issues
+        .iter()
+        .filter(|i| i.kind.as_deref() == Some("Service"))
+        .take(load::GROUP_ISSUES_FROM - 1)
+        .cloned()
+        .collect();
+    assert_eq!(load::grouped_issue_lines(&few), few.iter().map(ToString::to_string).collect::<Vec<_>>());
+
+    // The text report prints the three lines once, and nothing on stderr.
+    let out = basalt(&["simulate", "--cluster", &f]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.contains("unsupported kind")).count(), 3, "{stdout}");
+    assert!(stdout.contains("Issues (64):"), "the count is of every issue (and the default-queue note)\n{stdout}");
+}
+
+#[test]
+fn a_deeply_nested_document_is_refused_unparsed_and_names_file_and_document() {
+    // 100,000 levels in 200 KB: without the bound the YAML parser takes over a minute.
+    let deep = format!("apiVersion: v1\nkind: ConfigMap\ndata: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let dashes = format!("kind: X\nitems:\n{}x\n", "- ".repeat(100_000));
+    let just_right = format!("a: {}1{}\n", "[".repeat(load::MAX_NESTING_DEPTH - 1), "]".repeat(load::MAX_NESTING_DEPTH - 1));
+    let too_deep = format!("a: {}1{}\n", "[".repeat(load::MAX_NESTING_DEPTH), "]".repeat(load::MAX_NESTING_DEPTH));
+    let text = [NODE.to_string(), deep, dashes, just_right, too_deep, pod("p", "1")].join("---\n");
+    let (c, r) = load_str(&text);
+    assert_eq!(c.counts().0, 1, "the node loads");
+    assert_eq!(c.counts().1, 1, "the pod after the deep documents loads");
+    let lines: Vec<String> = r.issues.iter().map(ToString::to_string).collect();
+    let limit = load::MAX_NESTING_DEPTH;
+    assert_eq!(
+        lines[0],
+        format!("mem.yaml doc 2: nested more than {limit} levels deep at line 8 (MAX_NESTING_DEPTH); document skipped unparsed")
+    );
+    assert_eq!(
+        lines[1],
+        format!("mem.yaml doc 3: nested more than {limit} levels deep at line 12 (MAX_NESTING_DEPTH); document skipped unparsed")
+    );
+    assert!(!lines[2].contains("nested more than"), "{limit} levels are allowed: {}", lines[2]);
+    assert!(lines[3].starts_with("mem.yaml doc 5: nested more than"), "{}", lines[3]);
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+
+    // JSON: serde_json's own recursion limit (128) refuses it as quickly, naming the file.
+    let mut c = Cluster::new();
+    let mut r = LoadReport::default();
+    let json = format!("{{\"kind\": \"ConfigMap\", \"data\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    load::load_text("deep.json", &json, true, &mut c, &LoadOptions::default(), &mut r);
+    assert!(r.issues[0].to_string().starts_with("deep.json doc 1: invalid JSON: recursion limit exceeded"), "{:?}", r.issues);
 }
 
 #[test]
@@ -324,6 +416,8 @@ fn cli_exit_codes() {
             .to_string();
     let bad_conf = write(&dir, "bad.conf", "actions: \"enqueue, allocat\"\n").display().to_string();
     let not_yaml = write(&dir, "broken.conf", "actions: [\n").display().to_string();
+    let deep =
+        write(&dir, "deep.conf", format!("actions: {}{}\n", "[".repeat(100_000), "]".repeat(100_000))).display().to_string();
     let empty = write(&dir, "empty.yaml", "").display().to_string();
     let missing = dir.join("missing.conf").display().to_string();
 
@@ -331,7 +425,7 @@ fn cli_exit_codes() {
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
     assert!(String::from_utf8_lossy(&ok.stderr).contains("nosuchplugin"), "conf warnings go to stderr");
 
-    for conf in [&bad_conf, &not_yaml, &missing] {
+    for conf in [&bad_conf, &not_yaml, &missing, &deep] {
         let out = basalt(&["simulate", "--cluster", &cluster, "--conf", conf]);
         assert_eq!(out.status.code(), Some(2), "conf {conf}");
         assert!(String::from_utf8_lossy(&out.stderr).contains(conf.as_str()), "the error names the conf file");

@@ -4,11 +4,13 @@
 //!
 //! `--sweep 1000,5000,10000` repeats the run at each node count, each in a child process of the
 //! same binary (`basalt bench --nodes N ... --output json`): every size gets a fresh cluster and
-//! its own honest peak RSS. The reports can be drawn with `--plot FILE.svg` (cycle time and
+//! its own honest peak RSS; `--repeat R` runs each size R times and keeps the median and the
+//! spread ([`super::bench_sweep`]). The points can be drawn with `--plot FILE.svg` (cycle time and
 //! session open against cluster size, log-log, with power-law fits; see [`super::bench_plot`]),
 //! and a saved JSON array can be drawn again with `--from-json FILE` without measuring.
 
 use super::bench_plot;
+use super::bench_sweep::{SweepPoint, DEFAULT_REPEAT};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::scheduler::run_cycle_in;
 use basalt_core::session::Session;
@@ -70,6 +72,10 @@ pub struct BenchArgs {
     /// size and the fitted growth cycle_ms = c · (nodes/1000)^b.
     #[arg(long, value_name = "NODES_LIST", conflicts_with = "from_json")]
     pub sweep: Option<String>,
+    /// With --sweep: runs per size (each a fresh process); the median is reported and fitted,
+    /// with the smallest and largest run beside it.
+    #[arg(long, value_name = "R", default_value_t = DEFAULT_REPEAT as u64, value_parser = clap::value_parser!(u64).range(1..=100), requires = "sweep")]
+    pub repeat: u64,
     /// Draw cycle time and session open (ms, log scale) against cluster size (nodes, log scale)
     /// with the measured points and the power-law fits into this SVG file. Needs --sweep or
     /// --from-json.
@@ -78,7 +84,7 @@ pub struct BenchArgs {
     /// Live-change rounds timed for `session_open_after_change_ms` (the median is reported).
     #[arg(long, default_value_t = 5, conflicts_with = "from_json")]
     pub change_rounds: usize,
-    /// Read the reports of an earlier `--sweep ... --output json` from this file instead of
+    /// Read the points of an earlier `--sweep ... --output json` from this file instead of
     /// measuring; prints them and the fits, and draws --plot.
     #[arg(long, value_name = "FILE")]
     pub from_json: Option<PathBuf>,
@@ -367,8 +373,9 @@ fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant
     serde_json::from_slice(&out.stdout).map_err(|e| format!("the run at {what} printed no report: {e}"))
 }
 
-/// `--sweep`: every variant at every size, one child process each. A size that fails is
-/// reported and skipped; the others are still printed and plotted, and the exit code is 1.
+/// `--sweep`: every variant at every size, `--repeat` child processes each, summarised as a
+/// [`SweepPoint`]. A run that fails is reported and left out (a size with no run left is
+/// skipped); the others are still printed and plotted, and the exit code is 1.
 fn sweep(args: &BenchArgs, sizes: &[usize], variants: &[Variant]) -> u8 {
     // A bad conf fails here once rather than in every child.
     if let Some(Err(e)) = args.conf.as_deref().map(super::simulate::read_conf) {
@@ -387,20 +394,23 @@ fn sweep(args: &BenchArgs, sizes: &[usize], variants: &[Variant]) -> u8 {
     let mut failed = false;
     for &variant in variants {
         for &nodes in sizes {
-            match measure_in_child(&exe, args, nodes, variant) {
-                Ok(r) => {
-                    if args.output == BenchOutput::Text {
-                        println!("{}", r.text_line());
-                    } else if progress {
-                        eprintln!("{}", r.text_line());
+            let mut runs = Vec::new();
+            for _ in 0..args.repeat {
+                match measure_in_child(&exe, args, nodes, variant) {
+                    Ok(r) => runs.push(r),
+                    Err(e) => {
+                        eprintln!("error: --sweep: {e}");
+                        failed = true;
                     }
-                    reports.push(r);
-                }
-                Err(e) => {
-                    eprintln!("error: --sweep: {e}");
-                    failed = true;
                 }
             }
+            let Some(p) = SweepPoint::from_runs(&runs) else { continue };
+            if args.output == BenchOutput::Text {
+                println!("{}", p.text_line());
+            } else if progress {
+                eprintln!("{}", p.text_line());
+            }
+            reports.push(p);
         }
     }
     if args.output == BenchOutput::Json {
@@ -416,7 +426,7 @@ fn sweep(args: &BenchArgs, sizes: &[usize], variants: &[Variant]) -> u8 {
 
 /// `--from-json`: prints the saved reports and their fits, draws `--plot`.
 fn from_json(args: &BenchArgs, file: &Path) -> u8 {
-    let reports: Vec<BenchReport> = match std::fs::read_to_string(file)
+    let reports: Vec<SweepPoint> = match std::fs::read_to_string(file)
         .map_err(|e| e.to_string())
         .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
     {
@@ -435,7 +445,7 @@ fn from_json(args: &BenchArgs, file: &Path) -> u8 {
 
 /// Prints the fits (stdout for text, stderr for JSON so stdout stays one array) and draws the
 /// plot when asked.
-fn finish(args: &BenchArgs, reports: &[BenchReport]) -> u8 {
+fn finish(args: &BenchArgs, reports: &[SweepPoint]) -> u8 {
     for line in bench_plot::fit_lines(reports) {
         match args.output {
             BenchOutput::Json => eprintln!("{line}"),

@@ -1,17 +1,25 @@
 //! `basalt bench --plot`: the power-law fit of time against cluster size and the log-log SVG
 //! chart of a sweep, drawn with `plotters`.
 //!
-//! The fit is ordinary least squares on `ln(ms) = a + b·ln(nodes / 1000)`, so the growth is
-//! `ms = c · (nodes/1000)^b` with `c = e^a` the time at 1000 nodes and `b` the exponent (1 =
-//! linear in the node count).
+//! The fit is ordinary least squares on `ln(ms) = a + b·ln(nodes / 1000)` over the per-size
+//! medians, so the growth is `ms = c · (nodes/1000)^b` with `c = e^a` the time at 1000 nodes and
+//! `b` the exponent (1 = linear in the node count). A fit is drawn and printed as a growth only
+//! when it is trustworthy ([`PowerFit::is_poor`]: at least [`MIN_FIT_SIZES`] sizes and R² at
+//! least [`MIN_FIT_R2`]); otherwise the chart and the fit lines say so instead of drawing a line
+//! through noise. Each point carries a bar from the fastest to the slowest run of its size, and
+//! the legend gets headroom above everything drawn beneath it.
 
-use super::bench::BenchReport;
+use super::bench_sweep::SweepPoint;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use std::path::Path;
 
 /// The node count the fitted coefficient refers to: `ms = coef_ms · (nodes / FIT_REF_NODES)^exponent`.
 pub const FIT_REF_NODES: f64 = 1000.0;
+/// Fewest distinct sizes a fit is drawn for (two points always fit exactly, so say nothing).
+pub const MIN_FIT_SIZES: usize = 3;
+/// Smallest R² (of the log-log fit) a fit is drawn for.
+pub const MIN_FIT_R2: f64 = 0.9;
 
 /// Chart size, pixels.
 const SIZE: (u32, u32) = (960, 560);
@@ -49,6 +57,18 @@ impl PowerFit {
     /// The formula for a legend, e.g. `0.213 ms · (nodes/1000)^1.08`.
     pub fn formula(&self) -> String {
         format!("{} ms · (nodes/1000)^{:.2}", sig3(self.coef_ms), self.exponent)
+    }
+
+    /// Why the fit does not describe the growth, if it does not: fewer than [`MIN_FIT_SIZES`]
+    /// sizes, or R² below [`MIN_FIT_R2`] (e.g. `R² 0.76 < 0.9`).
+    pub fn is_poor(&self) -> Option<String> {
+        if self.points < MIN_FIT_SIZES {
+            Some(format!("{} sizes < {MIN_FIT_SIZES}", self.points))
+        } else if self.r2.is_nan() || self.r2 < MIN_FIT_R2 {
+            Some(format!("R² {:.2} < {MIN_FIT_R2}", self.r2))
+        } else {
+            None
+        }
     }
 }
 
@@ -104,36 +124,38 @@ fn compact(n: usize) -> String {
     format!("{}{unit}", sig3(v))
 }
 
-/// The reports of each variant in order of first appearance.
-fn by_variant(reports: &[BenchReport]) -> Vec<(&str, Vec<&BenchReport>)> {
-    let mut groups: Vec<(&str, Vec<&BenchReport>)> = Vec::new();
-    for r in reports {
-        match groups.iter_mut().find(|g| g.0 == r.variant) {
-            Some(g) => g.1.push(r),
-            None => groups.push((&r.variant, vec![r])),
+/// The points of each variant in order of first appearance.
+fn by_variant(points: &[SweepPoint]) -> Vec<(&str, Vec<&SweepPoint>)> {
+    let mut groups: Vec<(&str, Vec<&SweepPoint>)> = Vec::new();
+    for p in points {
+        match groups.iter_mut().find(|g| g.0 == p.report.variant) {
+            Some(g) => g.1.push(p),
+            None => groups.push((&p.report.variant, vec![p])),
         }
     }
     groups
 }
 
-/// (cycle fit, session open fit) of some reports.
-fn fits(rs: &[&BenchReport]) -> (Option<PowerFit>, Option<PowerFit>) {
-    let cycle: Vec<(f64, f64)> = rs.iter().map(|r| (r.nodes as f64, r.cycle_ms)).collect();
-    let open: Vec<(f64, f64)> = rs.iter().map(|r| (r.nodes as f64, r.session_open_ms)).collect();
+/// (cycle fit, session open fit) of some points' medians.
+fn fits(ps: &[&SweepPoint]) -> (Option<PowerFit>, Option<PowerFit>) {
+    let cycle: Vec<(f64, f64)> = ps.iter().map(|p| (p.report.nodes as f64, p.report.cycle_ms)).collect();
+    let open: Vec<(f64, f64)> = ps.iter().map(|p| (p.report.nodes as f64, p.report.session_open_ms)).collect();
     (fit_power(&cycle), fit_power(&open))
 }
 
 /// The fits of every variant as printable lines, e.g.
-/// `cycle fit (identical): 0.213 ms · (nodes/1000)^1.08 (b = 1.0812, R² 0.9981, 4 points)`;
-/// empty when no variant has two distinct sizes.
-pub fn fit_lines(reports: &[BenchReport]) -> Vec<String> {
+/// `cycle fit (identical): 0.213 ms · (nodes/1000)^1.08 (b = 1.0812, R² 0.9981, 4 points)`, or
+/// for a poor fit `cycle fit (identical): poor fit, not drawn (R² 0.76 < 0.9): … (b = -4.2200,
+/// R² 0.7600, 4 points)`; empty when no variant has two distinct sizes.
+pub fn fit_lines(points: &[SweepPoint]) -> Vec<String> {
     let mut lines = Vec::new();
-    for (variant, rs) in by_variant(reports) {
-        let (cycle, open) = fits(&rs);
+    for (variant, ps) in by_variant(points) {
+        let (cycle, open) = fits(&ps);
         for (what, fit) in [("cycle", cycle), ("session open", open)] {
             if let Some(f) = fit {
+                let verdict = f.is_poor().map(|why| format!("poor fit, not drawn ({why}): ")).unwrap_or_default();
                 lines.push(format!(
-                    "{what} fit ({variant}): {} (b = {:.4}, R² {:.4}, {} points)",
+                    "{what} fit ({variant}): {verdict}{} (b = {:.4}, R² {:.4}, {} points)",
                     f.formula(),
                     f.exponent,
                     f.r2,
@@ -174,56 +196,107 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     }
 }
 
+/// A measured point: nodes, the median ms, and the fastest and slowest run (the bar).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Measured {
+    x: f64,
+    y: f64,
+    lo: f64,
+    hi: f64,
+}
+
+/// A median with its fastest and slowest run, ms.
+type Spread = (f64, Option<f64>, Option<f64>);
+
 /// What is drawn for one variant.
 struct Group {
     color: RGBColor,
     /// Legend label prefix: the variant when several are drawn.
     prefix: String,
-    /// (nodes, ms) with positive times.
-    cycle: Vec<(f64, f64)>,
-    open: Vec<(f64, f64)>,
+    /// Points with positive times.
+    cycle: Vec<Measured>,
+    open: Vec<Measured>,
+    /// The fits worth drawing (see [`PowerFit::is_poor`]).
     cycle_fit: Option<PowerFit>,
     open_fit: Option<PowerFit>,
+    /// Why a fit was not drawn.
+    cycle_poor: Option<String>,
+    open_poor: Option<String>,
     /// Smallest and largest node count: the fit lines span these.
     span: (f64, f64),
 }
 
 impl Group {
-    fn new(i: usize, many: bool, variant: &str, rs: &[&BenchReport]) -> Group {
-        let points = |f: fn(&BenchReport) -> f64| -> Vec<(f64, f64)> {
-            rs.iter().map(|r| (r.nodes as f64, f(r))).filter(|p| p.1.is_finite() && p.1 > 0.0).collect()
+    fn new(i: usize, many: bool, variant: &str, ps: &[&SweepPoint]) -> Group {
+        let points = |f: fn(&SweepPoint) -> Spread| -> Vec<Measured> {
+            ps.iter()
+                .map(|p| {
+                    let (y, lo, hi) = f(p);
+                    let lo = lo.filter(|v| v.is_finite() && *v > 0.0).unwrap_or(y);
+                    Measured { x: p.report.nodes as f64, y, lo: lo.min(y), hi: hi.unwrap_or(y).max(y) }
+                })
+                .filter(|m| m.y.is_finite() && m.y > 0.0)
+                .collect()
         };
-        let (cycle_fit, open_fit) = fits(rs);
+        let (cycle_fit, open_fit) = fits(ps);
+        let keep = |f: Option<PowerFit>| f.filter(|f| f.is_poor().is_none());
         Group {
             color: COLORS[i % COLORS.len()],
             prefix: if many { format!("{variant} ") } else { String::new() },
-            cycle: points(|r| r.cycle_ms),
-            open: points(|r| r.session_open_ms),
-            cycle_fit,
-            open_fit,
-            span: rs.iter().fold((f64::INFINITY, 0.0), |(lo, hi), r| (lo.min(r.nodes as f64), hi.max(r.nodes as f64))),
+            cycle: points(|p| (p.report.cycle_ms, p.cycle_ms_min, p.cycle_ms_max)),
+            open: points(|p| (p.report.session_open_ms, p.session_open_ms_min, p.session_open_ms_max)),
+            cycle_fit: keep(cycle_fit),
+            open_fit: keep(open_fit),
+            cycle_poor: cycle_fit.and_then(|f| f.is_poor()),
+            open_poor: open_fit.and_then(|f| f.is_poor()),
+            span: ps
+                .iter()
+                .fold((f64::INFINITY, 0.0), |(lo, hi), p| (lo.min(p.report.nodes as f64), hi.max(p.report.nodes as f64))),
         }
     }
 
-    /// Legend rows: measured points and fits; with several variants only the fits (the points
-    /// share their colour; the title says filled = cycle, hollow = session open), so the legend
-    /// stays short.
+    /// Legend rows: measured points and fits. With several variants the points share their
+    /// colour (the title says filled = cycle, hollow = session open), so a points row appears
+    /// only to say that its fit is not drawn and why.
     fn legend(&self) -> [Option<String>; 4] {
         let p = &self.prefix;
-        let points = p.is_empty();
+        let single = p.is_empty();
+        let points = |what: &str, poor: &Option<String>| match poor {
+            Some(why) => Some(format!("{p}{what}, measured: poor fit, not drawn ({why})")),
+            None => single.then(|| format!("{p}{what}, measured")),
+        };
         [
-            points.then(|| format!("{p}cycle, measured")),
+            points("cycle", &self.cycle_poor),
             self.cycle_fit.map(|f| format!("{p}cycle fit: {}", f.formula())),
-            points.then(|| format!("{p}session open, measured")),
+            points("session open", &self.open_poor),
             self.open_fit.map(|f| format!("{p}session open fit: {}", f.formula())),
         ]
     }
 
-    /// Every drawn (nodes, ms): the points and the fit line ends.
+    /// Every drawn (nodes, ms): the points with their bars and the fit line ends.
     fn drawn(&self) -> Vec<(f64, f64)> {
         let (lo, hi) = self.span;
         let ends = [self.cycle_fit, self.open_fit].into_iter().flatten().flat_map(|f| [(lo, f.at(lo)), (hi, f.at(hi))]);
-        self.cycle.iter().chain(&self.open).copied().chain(ends).filter(|p| p.1.is_finite() && p.1 > 0.0).collect()
+        self.cycle
+            .iter()
+            .chain(&self.open)
+            .flat_map(|m| [(m.x, m.lo), (m.x, m.hi)])
+            .chain(ends)
+            .filter(|p| p.1.is_finite() && p.1 > 0.0)
+            .collect()
+    }
+
+    /// The highest value drawn at or left of `x_right`: bar tops, and each fit line over the part
+    /// of its span left of `x_right` (a power law is highest at one end of an interval).
+    fn highest_left_of(&self, x_right: f64) -> f64 {
+        let bars = self.cycle.iter().chain(&self.open).filter(|m| m.x <= x_right).map(|m| m.hi);
+        let x = x_right.min(self.span.1);
+        let lines = [self.cycle_fit, self.open_fit]
+            .into_iter()
+            .flatten()
+            .filter(|_| x >= self.span.0)
+            .flat_map(|f| [f.at(self.span.0), f.at(x)]);
+        bars.chain(lines).filter(|v| v.is_finite()).fold(0.0, f64::max)
     }
 }
 
@@ -237,12 +310,15 @@ fn y_top(y_lo: f64, y_max: f64, left_max: f64, band: f64) -> f64 {
 }
 
 /// Draws cycle time and session open (ms, log scale) against cluster size (nodes, log scale):
-/// the measured points of every variant, and each fit as a line over the measured sizes with
-/// its formula in the legend (session open dashed, hollow points).
-pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
+/// the median of every variant and size with a bar from its fastest to its slowest run, and
+/// each trustworthy fit as a line over the measured sizes with its formula in the legend
+/// (session open dashed, hollow points); a poor fit is named in the legend instead of drawn.
+/// The legend sits in the upper left with the y axis raised so that nothing drawn runs under
+/// it.
+pub fn draw(file: &Path, points: &[SweepPoint]) -> Result<(), String> {
     let e = |err: DrawingAreaErrorKind<std::io::Error>| format!("cannot draw {}: {err}", file.display());
-    let reports: Vec<BenchReport> = reports.iter().filter(|r| r.nodes > 0).cloned().collect();
-    let mut sizes: Vec<(usize, usize)> = reports.iter().map(|r| (r.nodes, r.pods)).collect();
+    let reports: Vec<SweepPoint> = points.iter().filter(|p| p.report.nodes > 0).cloned().collect();
+    let mut sizes: Vec<(usize, usize)> = reports.iter().map(|p| (p.report.nodes, p.report.pods)).collect();
     sizes.sort_unstable();
     sizes.dedup_by_key(|s| s.0);
     let (Some(&(nmin, _)), Some(&(nmax, _))) = (sizes.first(), sizes.last()) else {
@@ -261,16 +337,9 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
     let legend_right = x_lo * (x_hi / x_lo).powf(legend_px / axis_px);
     let y_lo = drawn.iter().map(|p| p.1).fold(f64::INFINITY, f64::min) / 2.0;
     let y_max = drawn.iter().map(|p| p.1).fold(0.0, f64::max);
-    // The highest value under the legend: points left of its right edge, and each fit line
-    // where it leaves the legend (or at its right end).
-    let left_max = groups
-        .iter()
-        .flat_map(|g| {
-            let x = legend_right.min(g.span.1);
-            let fit_ys = [g.cycle_fit, g.open_fit].into_iter().flatten().filter(move |_| x >= g.span.0).map(move |f| f.at(x));
-            g.cycle.iter().chain(&g.open).filter(|p| p.0 <= legend_right).map(|p| p.1).chain(fit_ys)
-        })
-        .fold(y_lo, f64::max);
+    // The highest value under the legend: bars left of its right edge, and each fit line over
+    // its part left of that edge.
+    let left_max = groups.iter().map(|g| g.highest_left_of(legend_right)).fold(y_lo, f64::max);
     let band = (legend.len() as f64 * LEGEND_ROW_PX + 24.0) / f64::from(PLOT_HEIGHT);
     let y_hi = y_top(y_lo, y_max, left_max, band);
     let label = |n: usize| {
@@ -282,7 +351,7 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
         label(sizes.iter().min_by(|a, b| (a.0 as f64 / x).ln().abs().total_cmp(&(b.0 as f64 / x).ln().abs())).map_or(0, |s| s.0))
     };
     let y_label = |y: &f64| sig3(*y);
-    let mut threads: Vec<usize> = reports.iter().map(|r| r.threads).collect();
+    let mut threads: Vec<usize> = reports.iter().map(|p| p.report.threads).collect();
     threads.sort_unstable();
     threads.dedup();
     let title = format!(
@@ -294,6 +363,12 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
         },
         if variants.len() > 1 { "; filled: cycle, hollow: session open" } else { "" }
     );
+    let repeats = reports.iter().map(|p| p.repeats).max().unwrap_or(1);
+    let x_desc = if repeats > 1 {
+        format!("cluster size (log scale); points: median of {repeats} runs, bars: fastest to slowest run")
+    } else {
+        "cluster size (log scale)".to_string()
+    };
 
     let root = SVGBackend::new(file, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
@@ -309,7 +384,7 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
         .map_err(e)?;
     chart
         .configure_mesh()
-        .x_desc("cluster size (log scale)")
+        .x_desc(x_desc)
         .y_desc("time, ms (log scale)")
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
@@ -322,7 +397,9 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
         let c = g.color;
         let (lo, hi) = g.span;
         let [cycle_label, cycle_fit_label, open_label, open_fit_label] = g.legend();
-        let points = chart.draw_series(g.cycle.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+        let bars = g.cycle.iter().chain(&g.open).filter(|m| m.hi > m.lo);
+        chart.draw_series(bars.map(|m| PathElement::new(vec![(m.x, m.lo), (m.x, m.hi)], c.stroke_width(1)))).map_err(e)?;
+        let points = chart.draw_series(g.cycle.iter().map(|m| Circle::new((m.x, m.y), 4, c.filled()))).map_err(e)?;
         if let Some(l) = cycle_label {
             points.label(l).legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
         }
@@ -333,7 +410,7 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
                 .label(l)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
         }
-        let points = chart.draw_series(g.open.iter().map(|&p| Circle::new(p, 4, c.stroke_width(2)))).map_err(e)?;
+        let points = chart.draw_series(g.open.iter().map(|m| Circle::new((m.x, m.y), 4, c.stroke_width(2)))).map_err(e)?;
         if let Some(l) = open_label {
             points.label(l).legend(move |(x, y)| Circle::new((x + 9, y), 4, c.stroke_width(2)));
         }
@@ -360,9 +437,10 @@ pub fn draw(file: &Path, reports: &[BenchReport]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::bench::BenchReport;
 
-    fn report(nodes: usize, cycle_ms: f64, session_open_ms: f64, variant: &str) -> BenchReport {
-        BenchReport {
+    fn report(nodes: usize, cycle_ms: f64, session_open_ms: f64, variant: &str) -> SweepPoint {
+        let run = BenchReport {
             nodes,
             pods: nodes * 10,
             variant: variant.into(),
@@ -376,7 +454,8 @@ mod tests {
             pods_bound: nodes * 10,
             pods_per_s: 0.0,
             peak_rss_bytes: 0,
-        }
+        };
+        SweepPoint::from_runs(&[run]).unwrap()
     }
 
     #[test]
@@ -423,12 +502,54 @@ mod tests {
 
     #[test]
     fn fit_lines_per_variant() {
-        let rs =
-            vec![report(1000, 10.0, 1.0, "identical"), report(4000, 40.0, 2.0, "identical"), report(1000, 30.0, 1.0, "distinct")];
+        let rs = vec![
+            report(1000, 10.0, 1.0, "identical"),
+            report(4000, 40.0, 2.0, "identical"),
+            report(16000, 160.0, 4.0, "identical"),
+            report(1000, 30.0, 1.0, "distinct"),
+            report(2000, 60.0, 1.0, "distinct"),
+        ];
         let lines = fit_lines(&rs);
-        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines.len(), 4, "{lines:?}");
         assert!(lines[0].starts_with("cycle fit (identical): 10 ms · (nodes/1000)^1.00 (b = 1.0000"), "{}", lines[0]);
         assert!(lines[1].starts_with("session open fit (identical): 1 ms · (nodes/1000)^0.50"), "{}", lines[1]);
+        assert!(lines[2].starts_with("cycle fit (distinct): poor fit, not drawn (2 sizes < 3): 30 ms"), "{}", lines[2]);
+    }
+
+    #[test]
+    fn poor_fits_are_named_not_drawn() {
+        // Noise: times that fall and rise with no law (a fit of exponent < 0 and low R²).
+        let noisy = [(1000.0, 40.0), (2000.0, 9.0), (5000.0, 30.0), (10000.0, 2.0)];
+        let f = fit_power(&noisy).unwrap();
+        assert!(f.r2 < MIN_FIT_R2 && f.exponent < 0.0, "{f:?}");
+        assert_eq!(f.is_poor(), Some(format!("R² {:.2} < 0.9", f.r2)));
+        let good = fit_power(&[(1000.0, 1.0), (2000.0, 2.1), (4000.0, 3.9)]).unwrap();
+        assert_eq!(good.is_poor(), None);
+        let rs: Vec<SweepPoint> = noisy.iter().map(|&(n, ms)| report(n as usize, ms, ms / 10.0, "identical")).collect();
+        let refs: Vec<&SweepPoint> = rs.iter().collect();
+        let g = Group::new(0, false, "identical", &refs);
+        assert_eq!((g.cycle_fit, g.open_fit), (None, None), "neither line is drawn");
+        let [cycle, cycle_fit, ..] = g.legend();
+        assert_eq!(cycle.as_deref(), Some(format!("cycle, measured: poor fit, not drawn (R² {:.2} < 0.9)", f.r2).as_str()));
+        assert_eq!(cycle_fit, None);
+    }
+
+    #[test]
+    fn the_legend_clears_bars_and_falling_lines() {
+        let mut p = report(1000, 10.0, 1.0, "identical");
+        p.cycle_ms_max = Some(50.0);
+        let rs = [p, report(2000, 5.0, 1.0, "identical"), report(4000, 2.5, 1.0, "identical")];
+        let refs: Vec<&SweepPoint> = rs.iter().collect();
+        let g = Group::new(0, false, "identical", &refs);
+        let f = g.cycle_fit.expect("an exact falling power law is drawn");
+        assert!(f.exponent < 0.0);
+        // Left of 1500 nodes: the bar top (50) rules, not the median (10) or the line there.
+        assert_eq!(g.highest_left_of(1500.0), 50.0);
+        // Without the bar, a falling line is highest at its left end, not where it leaves the legend.
+        let rs = [report(1000, 10.0, 1.0, "identical"), report(2000, 5.0, 1.0, "identical"), report(4000, 2.5, 1.0, "identical")];
+        let refs: Vec<&SweepPoint> = rs.iter().collect();
+        let g = Group::new(0, false, "identical", &refs);
+        assert!((g.highest_left_of(3000.0) - 10.0).abs() < 1e-9, "{}", g.highest_left_of(3000.0));
     }
 
     #[test]
@@ -471,6 +592,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert!(svg.contains("identical cycle fit: ") && svg.contains(" ms · (nodes/1000)^"), "legend with the fit formula");
         assert!(svg.contains("100 nodes / 1k pods"), "x labels name nodes and pods");
+        assert!(svg.contains("distinct cycle, measured: poor fit, not drawn (2 sizes &lt; 3)"), "a two-size fit is not drawn");
         assert!(draw(&dir.join("none.svg"), &[]).is_err());
     }
 }

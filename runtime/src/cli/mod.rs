@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod bench_plot;
+pub mod bench_sweep;
 pub mod replay;
 pub mod scheduler;
 pub mod simulate;

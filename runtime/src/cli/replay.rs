@@ -194,11 +194,15 @@ pub fn run(args: &ReplayArgs) -> u8 {
             return EXIT_NOTHING_LOADED;
         }
     };
-    for i in &w.issues {
-        eprintln!("warning: {i}");
-    }
+    // The text report lists the input issues itself; on stderr too they would show twice.
     let (nodes, _) = w.setup_counts();
-    if nodes == 0 || w.pod_count() == 0 {
+    let nothing = nodes == 0 || w.pod_count() == 0;
+    if args.output == ReportFormat::Json || nothing {
+        for i in &w.issues {
+            eprintln!("warning: {i}");
+        }
+    }
+    if nothing {
         eprintln!("error: nothing to replay: {nodes} nodes and {} pods were loaded", w.pod_count());
         return EXIT_NOTHING_LOADED;
     }

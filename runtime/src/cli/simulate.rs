@@ -1,5 +1,7 @@
 //! `basalt simulate`: load a cluster from files, run scheduling cycles in memory, print the
-//! decisions as the conformance JSON (`--output json`) or a readable summary (`--output text`).
+//! decisions as the conformance JSON (`--output json`) or a readable summary (`--output text`),
+//! each with the wall-clock timings of loading and of every cycle's phases (JSON: the separate
+//! `timings` key). Issues are printed once: in the text report, or on stderr beside JSON.
 
 use super::{EXIT_BAD_CONF, EXIT_NOTHING_LOADED, EXIT_OK};
 use crate::load::DEFAULT_SCHEDULER_NAME;
@@ -67,9 +69,15 @@ pub struct SimulateArgs {
 
 /// Reads and parses the conf at `path`, printing its warnings to stderr.
 ///
-/// Errors: a message naming the file (unreadable, not valid YAML, unknown action, …).
+/// Errors: a message naming the file (unreadable, nested deeper than
+/// [`crate::load::MAX_NESTING_DEPTH`] — refused before parsing, as the loader does —, not valid
+/// YAML, unknown action, …).
 pub fn read_conf(path: &Path) -> Result<SchedulerConf, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read conf {}: {e}", path.display()))?;
+    let limit = crate::load::MAX_NESTING_DEPTH;
+    if let Err(deep) = crate::load::nesting::check_depth(&text, limit) {
+        return Err(format!("invalid conf {}: nested more than {limit} levels deep at line {}", path.display(), deep.line));
+    }
     let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", path.display()))?;
     for w in warnings {
         eprintln!("warning: {}: {w}", path.display());
@@ -123,8 +131,8 @@ pub fn run(args: &SimulateArgs) -> u8 {
     }
     let conf = conf_with_options(conf, args);
     let opts = SimOptions { cycles: args.cycles, seed: args.seed, scheduler_name: args.scheduler_name.clone() };
-    let out = match sim::run(&args.cluster, &conf, &opts) {
-        Ok(out) => out,
+    let (out, timings) = match sim::run_timed(&args.cluster, &conf, &opts) {
+        Ok(run) => run,
         Err(e @ SimError::NothingLoaded { .. }) => {
             let SimError::NothingLoaded { load, .. } = &e;
             for i in &load.issues {
@@ -134,22 +142,25 @@ pub fn run(args: &SimulateArgs) -> u8 {
             return EXIT_NOTHING_LOADED;
         }
     };
-    for line in out.issue_lines() {
-        if line.starts_with("note: ") {
-            eprintln!("{line}");
-        } else {
-            eprintln!("warning: {line}");
+    // Text output lists the issues itself; repeating them on stderr would show each twice.
+    if args.output == OutputFormat::Json {
+        for line in out.grouped_issue_lines() {
+            if line.starts_with("note: ") {
+                eprintln!("{line}");
+            } else {
+                eprintln!("warning: {line}");
+            }
+        }
+        if out.load.skipped_other_scheduler > 0 {
+            eprintln!(
+                "warning: {} pending pod(s) skipped: spec.schedulerName is not {:?}",
+                out.load.skipped_other_scheduler, opts.scheduler_name
+            );
         }
     }
-    if out.load.skipped_other_scheduler > 0 {
-        eprintln!(
-            "warning: {} pending pod(s) skipped: spec.schedulerName is not {:?}",
-            out.load.skipped_other_scheduler, opts.scheduler_name
-        );
-    }
     let rendered = match args.output {
-        OutputFormat::Json => sim::render_json(&out) + "\n",
-        OutputFormat::Text => sim::render_text(&out),
+        OutputFormat::Json => sim::render_json_with_timings(&out, &timings) + "\n",
+        OutputFormat::Text => sim::render_text_with_timings(&out, &timings),
     };
     // A closed pipe (`basalt simulate … | head`) is not an error worth a panic.
     let mut stdout = std::io::stdout().lock();

@@ -131,6 +131,10 @@ impl Scan {
             // Report the document's first line with content, not its `---` marker.
             let line = first + doc.lines().position(|l| !l.trim().is_empty() && !l.trim().starts_with('#')).unwrap_or(0);
             self.doc_lines.insert((file.to_string(), i + 1), line);
+            // The loader reports a document nested too deep; parsing it here would stall.
+            if load::nesting::check_depth(&doc, load::MAX_NESTING_DEPTH).is_err() {
+                continue;
+            }
             if let Ok(v) = serde_yaml::from_str::<Value>(&doc) {
                 self.object(file, line, &v);
             }

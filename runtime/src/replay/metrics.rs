@@ -24,7 +24,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// Statistics of `v` (any order).
+/// Statistics of `v` (any order); of an empty `v` only the count (0).
 pub fn stats(mut v: Vec<f64>) -> Stats {
     if v.is_empty() {
         return Stats::default();
@@ -33,11 +33,11 @@ pub fn stats(mut v: Vec<f64>) -> Stats {
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     Stats {
         count: v.len(),
-        mean,
-        p50: percentile(&v, 50.0),
-        p90: percentile(&v, 90.0),
-        p99: percentile(&v, 99.0),
-        max: v[v.len() - 1],
+        mean: Some(mean),
+        p50: Some(percentile(&v, 50.0)),
+        p90: Some(percentile(&v, 90.0)),
+        p99: Some(percentile(&v, 99.0)),
+        max: Some(v[v.len() - 1]),
     }
 }
 
@@ -46,10 +46,10 @@ fn secs(ms: VirtualMs) -> f64 {
 }
 
 /// Integrates a step function given as (time, value) points over `[from, to]`; a point holds
-/// until the next. Returns the mean (0 for an empty window).
-fn step_mean<'a>(points: impl Iterator<Item = (VirtualMs, f64)> + 'a, from: VirtualMs, to: VirtualMs) -> f64 {
+/// until the next. Returns the mean (`None` for an empty window).
+fn step_mean<'a>(points: impl Iterator<Item = (VirtualMs, f64)> + 'a, from: VirtualMs, to: VirtualMs) -> Option<f64> {
     if to <= from {
-        return 0.0;
+        return None;
     }
     let mut area = 0.0;
     let mut prev: Option<(VirtualMs, f64)> = None;
@@ -68,7 +68,7 @@ fn step_mean<'a>(points: impl Iterator<Item = (VirtualMs, f64)> + 'a, from: Virt
             area += pv * (to - a) as f64;
         }
     }
-    area / (to - from) as f64
+    Some(area / (to - from) as f64)
 }
 
 /// The makespan window: (first arrival, last completion or the end).
@@ -130,11 +130,12 @@ pub fn results(rec: &RunRecord) -> RunResults {
     let utilization = (0..NDIMS)
         .map(|d| {
             let total = rec.total[d] as f64;
-            let frac = |v: i64| if total > 0.0 { v as f64 / total } else { 0.0 };
+            let frac = |v: i64| v as f64 / total;
+            let measured = total > 0.0;
             Utilization {
                 resource: DIM_NAMES[d].to_string(),
-                mean: step_mean(rec.usage.iter().map(|p| (p.t_ms, frac(p.used[d]))), from, to),
-                peak: rec.usage.iter().map(|p| frac(p.used[d])).fold(0.0, f64::max),
+                mean: step_mean(rec.usage.iter().map(|p| (p.t_ms, frac(p.used[d]))), from, to).filter(|_| measured),
+                peak: measured.then(|| rec.usage.iter().map(|p| frac(p.used[d])).fold(0.0, f64::max)),
             }
         })
         .collect();
@@ -151,7 +152,7 @@ pub fn results(rec: &RunRecord) -> RunResults {
             weight: info.weight,
             pods: q_pods[q],
             scheduled: q_sched[q],
-            wait_mean_s: if q_sched[q] > 0 { q_wait[q] / q_sched[q] as f64 } else { 0.0 },
+            wait_mean_s: (q_sched[q] > 0).then(|| q_wait[q] / q_sched[q] as f64),
             share_mean: step_mean(
                 rec.usage.iter().map(|p| (p.t_ms, fairness::dominant_share(&fairness::as_f64(&p.queue_used[q]), &rec.total))),
                 from,
@@ -169,7 +170,7 @@ pub fn results(rec: &RunRecord) -> RunResults {
         never_scheduled_reasons: top,
         wait_s: stats(waits),
         job_completion_s: stats(jct),
-        makespan_s: if any_done { secs(to - from) } else { 0.0 },
+        makespan_s: any_done.then(|| secs(to - from)),
         utilization,
         gpu_resource: rec.gpu_resource.clone(),
         queues,
@@ -229,10 +230,18 @@ mod tests {
         assert_eq!(percentile(&v, 90.0), 9.0);
         assert_eq!(percentile(&v, 99.0), 10.0);
         let s = stats(vec![3.0, 1.0, 2.0]);
-        assert_eq!((s.count, s.mean, s.p50, s.max), (3, 2.0, 2.0, 3.0));
+        assert_eq!((s.count, s.mean, s.p50, s.max), (3, Some(2.0), Some(2.0), Some(3.0)));
         // 1.0 on [0, 10), 0.0 on [10, 20]: mean 0.5.
         let pts = [(0, 1.0), (10, 0.0)];
-        assert_eq!(step_mean(pts.iter().copied(), 0, 20), 0.5);
-        assert_eq!(step_mean(pts.iter().copied(), 5, 15), 0.5);
+        assert_eq!(step_mean(pts.iter().copied(), 0, 20), Some(0.5));
+        assert_eq!(step_mean(pts.iter().copied(), 5, 15), Some(0.5));
+    }
+
+    #[test]
+    fn nothing_to_measure_is_none_not_zero() {
+        assert_eq!(stats(Vec::new()), Stats { count: 0, mean: None, p50: None, p90: None, p99: None, max: None });
+        assert_eq!(step_mean([(0, 1.0)].into_iter(), 10, 10), None, "an empty window");
+        let t = timings(&RunRecord::default(), 0.5);
+        assert_eq!((t.cycle_mean_ms, t.cycle_p99_ms, t.cycle_max_ms), (None, None, None), "no cycle ran");
     }
 }

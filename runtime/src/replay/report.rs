@@ -6,21 +6,22 @@
 use serde::Serialize;
 
 /// Summary statistics of a sample, in seconds. Percentiles are nearest-rank (the smallest
-/// value with at least p % of the sample at or below it).
+/// value with at least p % of the sample at or below it). Of an empty sample only the count is
+/// known: every other field is `None` (JSON `null`, text `–`), never a made-up 0.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Stats {
     /// Sample size.
     pub count: usize,
     /// Mean.
-    pub mean: f64,
+    pub mean: Option<f64>,
     /// 50th percentile.
-    pub p50: f64,
+    pub p50: Option<f64>,
     /// 90th percentile.
-    pub p90: f64,
+    pub p90: Option<f64>,
     /// 99th percentile.
-    pub p99: f64,
+    pub p99: Option<f64>,
     /// Largest value.
-    pub max: f64,
+    pub max: Option<f64>,
 }
 
 /// Pod counts at the end of the replay.
@@ -52,15 +53,16 @@ pub struct ReasonCount {
 }
 
 /// Time-weighted mean and peak of one resource's utilization (fraction 0–1 of the Ready
-/// nodes' allocatable, by requests of running pods).
+/// nodes' allocatable, by requests of running pods); `None` when there is nothing to measure
+/// (no node offers the resource, or the makespan window is empty).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Utilization {
     /// `cpu`, `memory` or `gpu`.
     pub resource: String,
     /// Time-weighted mean over the makespan.
-    pub mean: f64,
+    pub mean: Option<f64>,
     /// Largest value.
-    pub peak: f64,
+    pub peak: Option<f64>,
 }
 
 /// One queue's results.
@@ -74,12 +76,14 @@ pub struct QueueResult {
     pub pods: usize,
     /// Of which bound.
     pub scheduled: usize,
-    /// Mean wait of its bound pods, s.
-    pub wait_mean_s: f64,
-    /// Time-weighted mean dominant share (0–1) of the cluster it held.
-    pub share_mean: f64,
-    /// Time-weighted mean dominant share it deserved (see `replay::fairness`).
-    pub deserved_mean: f64,
+    /// Mean wait of its bound pods, s (`None` when none was bound).
+    pub wait_mean_s: Option<f64>,
+    /// Time-weighted mean dominant share (0–1) of the cluster it held (`None` for an empty
+    /// makespan window).
+    pub share_mean: Option<f64>,
+    /// Time-weighted mean dominant share it deserved (see `replay::fairness`; `None` as
+    /// `share_mean`).
+    pub deserved_mean: Option<f64>,
 }
 
 /// The deterministic results of one replay under one conf.
@@ -97,8 +101,8 @@ pub struct RunResults {
     pub wait_s: Stats,
     /// Job completion time (PodGroup creation → last pod done) of completed jobs, s.
     pub job_completion_s: Stats,
-    /// First arrival → last completion, s (0 when nothing completed).
-    pub makespan_s: f64,
+    /// First arrival → last completion, s (`None` when nothing completed).
+    pub makespan_s: Option<f64>,
     /// Utilization of cpu, memory and gpu.
     pub utilization: Vec<Utilization>,
     /// The resource counted as `gpu`.
@@ -121,17 +125,17 @@ pub struct RunResults {
     pub apply_issues: Vec<String>,
 }
 
-/// Wall-clock measurements (vary run to run).
+/// Wall-clock measurements (vary run to run); the per-cycle ones are `None` when no cycle ran.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Timings {
     /// Mean `run_cycle` wall time, ms.
-    pub cycle_mean_ms: f64,
+    pub cycle_mean_ms: Option<f64>,
     /// Median, ms.
-    pub cycle_p50_ms: f64,
+    pub cycle_p50_ms: Option<f64>,
     /// 99th percentile, ms.
-    pub cycle_p99_ms: f64,
+    pub cycle_p99_ms: Option<f64>,
     /// Largest, ms.
-    pub cycle_max_ms: f64,
+    pub cycle_max_ms: Option<f64>,
     /// Sum over cycles, s.
     pub scheduler_total_s: f64,
     /// The whole replay under this conf (clock, bookkeeping and cycles), s.

@@ -52,8 +52,16 @@ impl Table {
     }
 }
 
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
+/// What a value with nothing to measure prints as (JSON: `null`).
+pub const NOTHING: &str = "–";
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| NOTHING.to_string(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// `f` of the value, or [`NOTHING`].
+fn or_nothing(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| NOTHING.to_string(), f)
 }
 
 /// Seconds as a short number: `0`, `12.5`, `1234`.
@@ -80,11 +88,11 @@ fn dur(v: f64) -> String {
 
 fn stats_rows(t: &mut Table, runs: &[RunReport], get: impl Fn(&RunReport) -> &Stats + Copy) {
     t.row("count", runs, |r| get(r).count.to_string());
-    t.row("mean", runs, |r| s(get(r).mean));
-    t.row("p50", runs, |r| s(get(r).p50));
-    t.row("p90", runs, |r| s(get(r).p90));
-    t.row("p99", runs, |r| s(get(r).p99));
-    t.row("max", runs, |r| s(get(r).max));
+    t.row("mean", runs, |r| or_nothing(get(r).mean, s));
+    t.row("p50", runs, |r| or_nothing(get(r).p50, s));
+    t.row("p90", runs, |r| or_nothing(get(r).p90, s));
+    t.row("p99", runs, |r| or_nothing(get(r).p99, s));
+    t.row("max", runs, |r| or_nothing(get(r).max, s));
 }
 
 /// Renders `r` as text, ending with a newline.
@@ -125,7 +133,7 @@ pub fn render(r: &Report) -> String {
     t.section("Job completion time (s)");
     stats_rows(&mut t, runs, |x| &x.results.job_completion_s);
     t.section("Makespan, first arrival to last completion");
-    t.row("makespan", runs, |x| dur(x.results.makespan_s));
+    t.row("makespan", runs, |x| or_nothing(x.results.makespan_s, dur));
     t.section("Utilization by requests, time-weighted mean (peak)");
     for (k, u) in runs.first().map(|x| x.results.utilization.clone()).unwrap_or_default().iter().enumerate() {
         let label = if u.resource == "gpu" {
@@ -146,20 +154,23 @@ pub fn render(r: &Report) -> String {
     t.section("Queue wait, mean (s) [scheduled / pods]");
     for (k, q) in runs.first().map(|x| x.results.queues.clone()).unwrap_or_default().iter().enumerate() {
         t.row(&q.name, runs, |x| {
-            x.results.queues.get(k).map(|q| format!("{} [{} / {}]", s(q.wait_mean_s), q.scheduled, q.pods)).unwrap_or_default()
+            x.results
+                .queues
+                .get(k)
+                .map(|q| format!("{} [{} / {}]", or_nothing(q.wait_mean_s, s), q.scheduled, q.pods))
+                .unwrap_or_default()
         });
     }
     t.section("Fairness and disruption");
-    t.row("Jain's index (share/deserved)", runs, |x| {
-        x.results.jain_index.map(|j| format!("{j:.3}")).unwrap_or_else(|| "n/a".into())
-    });
+    t.row("Jain's index (share/deserved)", runs, |x| or_nothing(x.results.jain_index, |j| format!("{j:.3}")));
     t.row("preemptions / evictions", runs, |x| format!("{} / {}", x.results.preemptions, x.results.evictions));
     t.section("Cycles");
     t.row("cycles (with binds)", runs, |x| format!("{} ({})", x.results.cycles, x.results.cycles_with_binds));
     t.row("virtual end", runs, |x| dur(x.results.end_s));
     t.section("Wall clock (varies run to run)");
     t.row("cycle mean / p99 / max (ms)", runs, |x| {
-        format!("{:.2} / {:.2} / {:.2}", x.timings.cycle_mean_ms, x.timings.cycle_p99_ms, x.timings.cycle_max_ms)
+        let ms = |v: Option<f64>| or_nothing(v, |v| format!("{v:.2}"));
+        format!("{} / {} / {}", ms(x.timings.cycle_mean_ms), ms(x.timings.cycle_p99_ms), ms(x.timings.cycle_max_ms))
     });
     t.row("scheduler total (s)", runs, |x| format!("{:.2}", x.timings.scheduler_total_s));
     t.row("replay total (s)", runs, |x| format!("{:.2}", x.timings.replay_total_s));
@@ -208,5 +219,13 @@ mod tests {
         assert_eq!(dur(12.25), "12.2 s");
         assert_eq!(dur(5400.0), "5400 s (90.0 min)");
         assert_eq!(dur(3.0 * 86400.0), "259200 s (3.0 d)");
+    }
+
+    #[test]
+    fn nothing_to_measure_prints_a_dash() {
+        assert_eq!(pct(None), "–");
+        assert_eq!(pct(Some(0.0)), "0.0%", "a measured 0 stays 0");
+        assert_eq!(or_nothing(None, s), "–");
+        assert_eq!(or_nothing(Some(12.25), s), "12.2");
     }
 }

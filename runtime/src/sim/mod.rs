@@ -4,20 +4,28 @@
 //! a PodGroup takes the phase and conditions the scheduler wrote.
 //!
 //! Deterministic: cycle `i` (0-based) runs with seed `seed + i` and cycle number `i + 1`, and
-//! nothing else varies. It refuses clocks, threads and I/O beyond reading the input files.
+//! nothing else varies. It refuses threads and I/O beyond reading the input files; the wall
+//! clock is read only for [`SimTimings`], which are kept apart from the decisions
+//! ([`run_timed`]) and never feed back into them.
 
 pub mod report;
 pub mod startup;
+pub mod timing;
 
 use crate::load::{self, LoadOptions, LoadReport};
 use basalt_core::cluster::{Cluster, Delta};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::Decisions;
 use basalt_core::model::PodPhase;
-use basalt_core::scheduler::{run_cycle, CycleOptions};
-pub use report::{render_json, render_text, strict_check, CycleReport, NotHonouredReport};
+use basalt_core::scheduler::CycleOptions;
+pub use report::{
+    render_json, render_json_with_timings, render_text, render_text_with_timings, strict_check, CycleReport, NotHonouredReport,
+};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Instant;
+pub use timing::SimTimings;
+use timing::{ms_since, timed_cycle, CycleTimings};
 
 /// How to run a simulation.
 #[derive(Clone, Debug)]
@@ -95,6 +103,16 @@ impl SimOutput {
             .chain(self.apply_issues.iter().cloned())
             .collect()
     }
+
+    /// [`SimOutput::issue_lines`] for people: load issues grouped by kind and message
+    /// ([`load::grouped_issue_lines`]), then the startup notes and apply issues.
+    pub fn grouped_issue_lines(&self) -> Vec<String> {
+        load::grouped_issue_lines(&self.load.issues)
+            .into_iter()
+            .chain(self.startup_notes.iter().cloned())
+            .chain(self.apply_issues.iter().cloned())
+            .collect()
+    }
 }
 
 /// An in-memory cluster that schedules itself, one cycle per [`Simulator::step`].
@@ -126,9 +144,16 @@ impl Simulator {
     /// Returns the report and the decisions the cluster refused (`cycle N: message`; none are
     /// expected).
     pub fn step(&mut self) -> (CycleReport, Vec<String>) {
+        let (report, refused, _) = self.step_timed();
+        (report, refused)
+    }
+
+    /// [`Simulator::step`], also returning the wall time of the cycle's phases (the decisions
+    /// are the same).
+    pub fn step_timed(&mut self) -> (CycleReport, Vec<String>, CycleTimings) {
         let i = self.cycles_run;
         let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1 };
-        let decisions = run_cycle(&self.cluster, &self.conf, &opts);
+        let (decisions, timings) = timed_cycle(&self.cluster, &self.conf, &opts);
         let report = CycleReport::from_decisions(&self.cluster, &decisions);
         let deltas = deltas_for(&self.cluster, &decisions);
         let mut refused = Vec::new();
@@ -138,7 +163,7 @@ impl Simulator {
             }
         }
         self.cycles_run += 1;
-        (report, refused)
+        (report, refused, timings)
     }
 }
 
@@ -183,8 +208,21 @@ pub fn pod_group_of_pod(cluster: &Cluster) -> BTreeMap<String, String> {
 
 /// Simulates an already loaded `cluster` for `opts.cycles` cycles. `load` is carried into the
 /// output for reporting.
-pub fn simulate(mut cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, load: LoadReport) -> SimOutput {
+pub fn simulate(cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, load: LoadReport) -> SimOutput {
+    simulate_timed(cluster, conf, opts, load).0
+}
+
+/// [`simulate`], also returning the wall time of the startup step and of every cycle's phases
+/// (`load_ms` is left 0: the caller loaded the cluster).
+pub fn simulate_timed(
+    mut cluster: Cluster,
+    conf: &SchedulerConf,
+    opts: &SimOptions,
+    load: LoadReport,
+) -> (SimOutput, SimTimings) {
+    let mut timings = SimTimings::default();
     let (nodes, pods, pod_groups, queues) = cluster.counts();
+    let t = Instant::now();
     let startup_notes = startup::prepare(&mut cluster, &conf.options.default_queue, &opts.scheduler_name);
     let mut out = SimOutput {
         pod_group_of_pod: pod_group_of_pod(&cluster),
@@ -195,13 +233,15 @@ pub fn simulate(mut cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, l
         not_honoured: NotHonouredReport::of(conf, None),
         ..Default::default()
     };
+    timings.startup_ms = ms_since(t);
     let mut sim = Simulator::new(cluster, conf.clone(), opts.seed);
     for _ in 0..opts.cycles {
-        let (report, refused) = sim.step();
+        let (report, refused, cycle) = sim.step_timed();
         out.cycles.push(report);
         out.apply_issues.extend(refused);
+        timings.cycles.push(cycle);
     }
-    out
+    (out, timings)
 }
 
 /// Loads `paths` (files or directories, see [`load::load_paths`]) and simulates them.
@@ -210,13 +250,23 @@ pub fn simulate(mut cluster: Cluster, conf: &SchedulerConf, opts: &SimOptions, l
 /// individual files, documents or objects do not fail the run; they are in
 /// [`SimOutput::load`].
 pub fn run(paths: &[PathBuf], conf: &SchedulerConf, opts: &SimOptions) -> Result<SimOutput, SimError> {
+    run_timed(paths, conf, opts).map(|(out, _)| out)
+}
+
+/// [`run`], also returning how long loading, startup and each cycle's phases took. The
+/// [`SimOutput`] is the one [`run`] returns. Errors as [`run`].
+pub fn run_timed(paths: &[PathBuf], conf: &SchedulerConf, opts: &SimOptions) -> Result<(SimOutput, SimTimings), SimError> {
     let mut cluster = Cluster::new();
+    let t = Instant::now();
     let load = load::load_paths(paths, &mut cluster, &LoadOptions { scheduler_name: opts.scheduler_name.clone() });
+    let load_ms = ms_since(t);
     if load.loaded == 0 {
         let paths = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ");
         return Err(SimError::NothingLoaded { paths, load });
     }
-    Ok(simulate(cluster, conf, opts, load))
+    let (out, mut timings) = simulate_timed(cluster, conf, opts, load);
+    timings.load_ms = load_ms;
+    Ok((out, timings))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! conformance contract (`shared/conformance/README.md`) and a readable text summary.
 //! Rendering is a pure function of [`SimOutput`].
 
+use super::timing::{median_max, SimTimings};
 use super::SimOutput;
 use crate::convert::resources::{scale_of, Scale};
 use basalt_core::cluster::{Cluster, NodeId, PodGroupId, PodId};
@@ -238,37 +239,69 @@ struct JsonReport<'a> {
     cycles: &'a [CycleReport],
     pod_group_of_pod: &'a BTreeMap<String, String>,
     issues: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timings: Option<&'a SimTimings>,
 }
 
 /// The conformance JSON object: `{"notHonoured": [...], "cycles": [...], "podGroupOfPod": {...},
 /// "issues": [...]}`, pretty-printed, without a trailing newline.
 pub fn render_json(out: &SimOutput) -> String {
+    json(out, None)
+}
+
+/// [`render_json`] plus a `"timings"` key (`{"loadMs", "startupMs", "cycles": [{"cycle",
+/// "sessionOpenMs", "actions": [{"action", "ms"}], "sessionCloseMs", "totalMs"}]}`, wall-clock
+/// milliseconds): every other key is exactly [`render_json`]'s, so the decisions still compare
+/// equal across runs once `timings` is dropped.
+pub fn render_json_with_timings(out: &SimOutput, timings: &SimTimings) -> String {
+    json(out, Some(timings))
+}
+
+fn json(out: &SimOutput, timings: Option<&SimTimings>) -> String {
     let doc = JsonReport {
         not_honoured: &out.not_honoured,
         cycles: &out.cycles,
         pod_group_of_pod: &out.pod_group_of_pod,
         issues: out.issue_lines(),
+        timings,
     };
     // Serializing plain structs of strings, integers and string-keyed maps cannot fail.
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
 }
 
-/// A resource amount in core units, written as a Kubernetes quantity (`1500m`, `4`, `16Gi`).
+/// A resource amount in core units (see [`scale_of`]), written as a Kubernetes quantity:
+/// `1500m` and `2` for cpu and other milli-unit counts (`nvidia.com/gpu`), whole counts for
+/// `pods`, and for byte amounts (`memory`, `ephemeral-storage`, `hugepages-*`) the largest
+/// binary suffix that divides them (`16Gi`, `512Mi`), else the largest decimal one (`1500M`),
+/// else plain bytes. As `kubectl` would print the same quantity, never a bare internal integer.
 pub fn format_amount(resource: &str, v: i64) -> String {
-    match scale_of(resource) {
-        Scale::Milli if v % 1000 == 0 => (v / 1000).to_string(),
-        Scale::Milli => format!("{v}m"),
-        Scale::Units if resource == "pods" => v.to_string(),
-        Scale::Units => {
-            for (suffix, shift) in [("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)] {
-                let unit = 1i64 << shift;
-                if v != 0 && v % unit == 0 {
-                    return format!("{}{suffix}", v / unit);
-                }
+    let bytes = matches!(resource, "memory" | "ephemeral-storage") || resource.starts_with("hugepages-");
+    let whole = match scale_of(resource) {
+        Scale::Milli if v % 1000 != 0 => return format!("{v}m"),
+        Scale::Milli => v / 1000,
+        Scale::Units => v,
+    };
+    if bytes && whole != 0 {
+        for (suffix, shift) in [("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)] {
+            let unit = 1i64 << shift;
+            if whole % unit == 0 {
+                return format!("{}{suffix}", whole / unit);
             }
-            v.to_string()
+        }
+        for (suffix, unit) in [
+            ("E", 1_000_000_000_000_000_000i64),
+            ("P", 1_000_000_000_000_000),
+            ("T", 1_000_000_000_000),
+            ("G", 1_000_000_000),
+            ("M", 1_000_000),
+            ("k", 1000),
+        ] {
+            if whole % unit == 0 {
+                return format!("{}{suffix}", whole / unit);
+            }
         }
     }
+    whole.to_string()
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -381,9 +414,9 @@ pub fn render_text(out: &SimOutput) -> String {
             }
         }
     }
-    let issues = out.issue_lines();
+    let issues = out.grouped_issue_lines();
     if !issues.is_empty() {
-        let _ = writeln!(s, "\nIssues ({}):", issues.len());
+        let _ = writeln!(s, "\nIssues ({}):", out.issue_lines().len());
         for i in issues {
             let _ = writeln!(s, "  {i}");
         }
@@ -391,20 +424,114 @@ pub fn render_text(out: &SimOutput) -> String {
     s
 }
 
+/// Cycles listed one per line in the text timings; more are summarised (median / max).
+pub const TIMED_CYCLES_LISTED: usize = 10;
+
+/// [`render_text`] followed by the wall-clock section:
+///
+/// ```text
+/// Wall clock, ms (varies run to run)
+///   load 2.10, startup 0.03
+///   cycle 1: 0.412 (session open 0.051, enqueue 0.010, allocate 0.300, backfill 0.020, session close 0.031)
+/// ```
+///
+/// one line per cycle up to [`TIMED_CYCLES_LISTED`] cycles, else one line of medians and
+/// maxima per phase.
+pub fn render_text_with_timings(out: &SimOutput, t: &SimTimings) -> String {
+    let mut s = render_text(out);
+    let _ = writeln!(s, "\nWall clock, ms (varies run to run)");
+    let _ = writeln!(s, "  load {:.2}, startup {:.2}", t.load_ms, t.startup_ms);
+    if t.cycles.len() <= TIMED_CYCLES_LISTED {
+        for c in &t.cycles {
+            let mut parts = vec![format!("session open {:.3}", c.session_open_ms)];
+            parts.extend(c.actions.iter().map(|a| format!("{} {:.3}", a.action, a.ms)));
+            parts.push(format!("session close {:.3}", c.session_close_ms));
+            let _ = writeln!(s, "  cycle {}: {:.3} ({})", c.cycle, c.total_ms, parts.join(", "));
+        }
+        return s;
+    }
+    let summary = |v: Vec<f64>| median_max(v).map_or_else(|| "–".to_string(), |(m, x)| format!("{m:.3} / {x:.3}"));
+    let mut parts = vec![
+        format!("total {}", summary(t.cycles.iter().map(|c| c.total_ms).collect())),
+        format!("session open {}", summary(t.cycles.iter().map(|c| c.session_open_ms).collect())),
+    ];
+    let names: Vec<&str> = t.cycles[0].actions.iter().map(|a| a.action.as_str()).collect();
+    for (k, name) in names.iter().enumerate() {
+        let v = t.cycles.iter().filter_map(|c| c.actions.get(k).map(|a| a.ms)).collect();
+        parts.push(format!("{name} {}", summary(v)));
+    }
+    parts.push(format!("session close {}", summary(t.cycles.iter().map(|c| c.session_close_ms).collect())));
+    let _ = writeln!(s, "  {} cycles, median / max: {}", t.cycles.len(), parts.join(", "));
+    let _ = writeln!(s, "  (every cycle's phases: --output json, key \"timings\")");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cycle(n: u64, open: f64, allocate: f64) -> super::super::timing::CycleTimings {
+        use super::super::timing::{ActionTiming, CycleTimings};
+        CycleTimings {
+            cycle: n,
+            session_open_ms: open,
+            actions: vec![ActionTiming { action: "allocate".into(), ms: allocate }],
+            session_close_ms: 0.5,
+            total_ms: open + allocate + 0.5,
+        }
+    }
+
+    #[test]
+    fn timings_per_cycle_then_summarised() {
+        let out = SimOutput::default();
+        let few = SimTimings { load_ms: 2.5, startup_ms: 0.25, cycles: vec![cycle(1, 1.0, 2.0), cycle(2, 0.5, 0.25)] };
+        let text = render_text_with_timings(&out, &few);
+        assert!(
+            text.ends_with(
+                "\nWall clock, ms (varies run to run)\n  load 2.50, startup 0.25\n  \
+                 cycle 1: 3.500 (session open 1.000, allocate 2.000, session close 0.500)\n  \
+                 cycle 2: 1.250 (session open 0.500, allocate 0.250, session close 0.500)\n"
+            ),
+            "{text}"
+        );
+        // Past TIMED_CYCLES_LISTED cycles: one line of medians and maxima per phase.
+        let many = SimTimings { cycles: (1..=12).map(|n| cycle(n, n as f64, 1.0)).collect(), ..few };
+        let text = render_text_with_timings(&out, &many);
+        assert!(
+            text.contains("  12 cycles, median / max: total 8.000 / 13.500, session open 6.500 / 12.000, allocate 1.000 / 1.000, session close 0.500 / 0.500\n"),
+            "{text}"
+        );
+        assert!(!text.contains("cycle 1:"), "{text}");
+        // JSON: the decisions' keys untouched, the timings in their own key.
+        let with: serde_json::Value = serde_json::from_str(&render_json_with_timings(&out, &few)).unwrap();
+        let mut without: serde_json::Value = serde_json::from_str(&render_json(&out)).unwrap();
+        assert_eq!(with["timings"]["cycles"][1]["actions"][0], serde_json::json!({"action": "allocate", "ms": 0.25}));
+        assert_eq!(with["timings"]["loadMs"], 2.5);
+        without["timings"] = with["timings"].clone();
+        assert_eq!(with, without);
+    }
 
     #[test]
     fn amounts_read_like_quantities() {
         let table = [
             ("cpu", 1500, "1500m"),
             ("cpu", 2000, "2"),
+            ("cpu", 0, "0"),
             ("memory", 16 << 30, "16Gi"),
-            ("memory", 1000, "1000"),
+            ("memory", 1_500_000_000, "1500M"),
+            ("memory", 1000, "1k"),
+            ("memory", 1001, "1001"),
             ("memory", 0, "0"),
+            ("ephemeral-storage", 10 << 30, "10Gi"),
+            // hugepages are kept in milli-units like other scalars, but they are bytes.
+            ("hugepages-2Mi", (512i64 << 20) * 1000, "512Mi"),
+            ("hugepages-1Gi", (2i64 << 30) * 1000, "2Gi"),
             ("nvidia.com/gpu", 4000, "4"),
+            ("nvidia.com/gpu", 1024 * 1000, "1024"),
+            ("alibabacloud.com/gpu-milli", 810 * 1000, "810"),
+            ("example.com/share", 500, "500m"),
             ("pods", 3, "3"),
+            ("pods", 1024, "1024"),
         ];
         for (r, v, want) in table {
             assert_eq!(format_amount(r, v), want, "{r} {v}");
