@@ -22,6 +22,7 @@ pub mod rng;
 pub mod scheduler;
 pub mod session;
 pub mod workload;
+pub mod workload_mixed;
 
 pub use cluster::{Cluster, Delta};
 pub use conf::SchedulerConf;

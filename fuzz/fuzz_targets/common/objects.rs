@@ -264,6 +264,7 @@ fn pod(i: usize, p: &PodIn, groups: &[PodGroupSpec], nodes: usize) -> PodSpec {
         labels,
         group,
         role: pick(ROLES, p.role).to_string(),
+        queue_name: String::new(),
         scheduler_name: "volcano".into(),
         node_name,
         phase: match p.phase % 8 {
