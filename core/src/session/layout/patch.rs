@@ -133,6 +133,7 @@ impl Layout {
         }
         let mut ungrouped_touched = false;
         let mut ungrouped_new = Vec::new();
+        let mut last: Option<(&str, &str, Option<usize>)> = None;
         for &s in &dirty_list {
             let r = self.pod_row[s as usize];
             if r != NONE {
@@ -143,7 +144,17 @@ impl Layout {
                 }
             }
             let Some(p) = cluster.pod(PodId(s)) else { continue };
-            match p.spec.group.as_deref().and_then(|g| job_of(&p.spec.namespace, g)) {
+            // Changed pods come in job runs (a job's pods are created, bound or deleted
+            // together): the last lookup is reused while the job is the same.
+            let job = p.spec.group.as_deref().and_then(|g| match last {
+                Some((ns, lg, r)) if ns == p.spec.namespace && lg == g => r,
+                _ => {
+                    let r = job_of(&p.spec.namespace, g);
+                    last = Some((p.spec.namespace.as_str(), g, r));
+                    r
+                }
+            });
+            match job {
                 Some(j) => touched[j] = true,
                 None if ungrouped_task(p, &node_row) => {
                     ungrouped_touched = true;
