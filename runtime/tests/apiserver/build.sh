@@ -3,13 +3,31 @@
 # Debian's Go, and installs Debian's etcd (shared/notes/kubernetes-api.md §9). The binary is cached
 # outside the checkout, keyed by the version, so later runs on the same machine skip the build.
 #
-# Prints the path of the kube-apiserver binary on its last line. Needs root (apt-get).
+# Prints the path of the kube-apiserver binary on its last line; progress goes to stderr. Needs root
+# (apt-get) unless everything is already installed. Safe to run in parallel: a lock file beside the
+# cache folder makes concurrent callers wait for one build.
 # BASALT_APISERVER_CACHE overrides the cache folder (default /var/cache/basalt).
 set -euo pipefail
 
 version=1.20.5+really1.20.2-1.1+deb12u1
 cache=${BASALT_APISERVER_CACHE:-/var/cache/basalt}/kube-apiserver-1.20.2
 bin="$cache/kube-apiserver"
+
+# Fast path, no lock: everything already in place.
+if [ -x "$bin" ] && command -v etcd >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1 \
+  && command -v curl >/dev/null 2>&1; then
+  echo "$bin"
+  exit 0
+fi
+
+# Parallel callers (several test binaries on a fresh machine) build once: the first takes the lock
+# and builds, the others wait for it here and then find the binary.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+if ! flock -n 9; then
+  echo "apiserver: waiting for another build.sh (lock $cache.lock)" >&2
+  flock 9
+fi
 
 need_pkgs=()
 for cmd in etcd openssl curl; do
