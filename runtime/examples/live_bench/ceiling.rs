@@ -26,7 +26,9 @@ pub async fn bind_all(client: &Client, namespace: &str, pods: &[String], nodes: 
     let mut first_error = None;
     let mut results = futures::stream::iter(pods.iter().enumerate())
         .map(|(i, pod)| async move {
-            crate::support::bind_pod(client, namespace, pod, &node_name(i % nodes)).await.map_err(|e| format!("{namespace}/{pod}: {e}"))
+            crate::support::bind_pod(client, namespace, pod, &node_name(i % nodes))
+                .await
+                .map_err(|e| format!("{namespace}/{pod}: {e}"))
         })
         .buffer_unordered(concurrency);
     while let Some(r) = results.next().await {

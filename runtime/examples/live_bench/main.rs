@@ -150,7 +150,8 @@ fn problems(r: &Report, ceiling: bool) -> Option<String> {
     if r.log.errors != 0 || r.log.warnings != 0 {
         p.push(format!("scheduler log: {} warnings, {} errors (see {})", r.log.warnings, r.log.errors, r.log.path));
     }
-    if ceiling && (r.ceiling_errors != 0 || r.ceiling_audit.successes != r.pods as u64 || r.ceiling_audit.pods_not_bound_once != 0)
+    if ceiling
+        && (r.ceiling_errors != 0 || r.ceiling_audit.successes != r.pods as u64 || r.ceiling_audit.pods_not_bound_once != 0)
     {
         p.push(format!("ceiling: {} errors, {} bindings audited", r.ceiling_errors, r.ceiling_audit.successes));
     }
@@ -166,7 +167,9 @@ async fn run(args: &Args) -> support::Result<Report> {
         return Err(format!("--pods {} must be a positive multiple of --gang {} (and --nodes > 0)", args.pods, args.gang).into());
     }
     if args.pods > args.nodes * setup::PODS_PER_NODE_BY_CPU {
-        return Err(format!("--pods {} do not fit {} nodes ({} per node)", args.pods, args.nodes, setup::PODS_PER_NODE_BY_CPU).into());
+        return Err(
+            format!("--pods {} do not fit {} nodes ({} per node)", args.pods, args.nodes, setup::PODS_PER_NODE_BY_CPU).into()
+        );
     }
     if !args.basalt.is_file() {
         return Err(format!(
@@ -213,7 +216,13 @@ async fn run(args: &Args) -> support::Result<Report> {
     let mut watch = BoundWatch::start(&admin, "bench").await?;
     let server_cpu0 = procstat::server_cpu_seconds(server.dir())?;
     r.load_average.0 = procstat::load_average();
-    let mut child = SchedulerChild::start(&args.basalt, &server.scheduler_kubeconfig(), &args.scheduler_args, &log_path, &args.scheduler_rust_log)?;
+    let mut child = SchedulerChild::start(
+        &args.basalt,
+        &server.scheduler_kubeconfig(),
+        &args.scheduler_args,
+        &log_path,
+        &args.scheduler_rust_log,
+    )?;
     step(t0, &format!("basalt scheduler started (pid {}, log {})", child.pid(), log_path.display()));
     let deadline = child.started + Duration::from_secs(args.timeout_s);
     let mut last_report = Instant::now();
@@ -224,7 +233,12 @@ async fn run(args: &Args) -> support::Result<Report> {
             break n;
         }
         if let Some(status) = child.exited() {
-            return Err(format!("the scheduler exited ({status}) with {n} of {} pods bound; log: {}", args.pods, log_path.display()).into());
+            return Err(format!(
+                "the scheduler exited ({status}) with {n} of {} pods bound; log: {}",
+                args.pods,
+                log_path.display()
+            )
+            .into());
         }
         if last_report.elapsed() >= Duration::from_secs(10) {
             step(t0, &format!("{n} of {} pods bound", args.pods));
@@ -236,7 +250,9 @@ async fn run(args: &Args) -> support::Result<Report> {
     r.server_cpu_s_scheduler = procstat::server_cpu_seconds(server.dir())? - server_cpu0;
     if bound < args.pods {
         let _ = child.terminate(Duration::from_secs(15)).await;
-        return Err(format!("only {bound} of {} pods bound after {} s; log: {}", args.pods, args.timeout_s, log_path.display()).into());
+        return Err(
+            format!("only {bound} of {} pods bound after {} s; log: {}", args.pods, args.timeout_s, log_path.display()).into()
+        );
     }
     let times = watch.times().ok_or("no bind seen")?;
     r.start_to_first_bind_s = times.first.duration_since(child.started).as_secs_f64();
@@ -246,7 +262,13 @@ async fn run(args: &Args) -> support::Result<Report> {
     r.scheduler_pods_per_s_from_start = args.pods as f64 / r.start_to_last_bind_s.max(1e-9);
     r.pods_per_node = watch.spread();
     r.watch_anomalies = watch.anomalies();
-    step(t0, &format!("all {} pods bound, {:.0} pods/s first→last; letting the status writes settle", args.pods, r.scheduler_pods_per_s));
+    step(
+        t0,
+        &format!(
+            "all {} pods bound, {:.0} pods/s first→last; letting the status writes settle",
+            args.pods, r.scheduler_pods_per_s
+        ),
+    );
     // PodGroup statuses and events are written after the binds; give them time before stopping.
     tokio::time::sleep(Duration::from_secs(5)).await;
     r.basalt_cpu_s = procstat::cpu_seconds(pid)?;
@@ -255,13 +277,15 @@ async fn run(args: &Args) -> support::Result<Report> {
     r.basalt_exit = status.to_string();
     drop(watch);
     r.log = SchedulerLog::read(&log_path)?;
-    r.audit = audit::bindings(&server.audit_log_path(), "bench", &names, SCHEDULER_USER)?;
+    r.audit = audit::bindings(server.dir(), "bench", &names, SCHEDULER_USER)?;
     r.server_first_to_last_bind_s = r.audit.server_first_to_last_s;
 
     // --- the server's ceiling -------------------------------------------------------------------
     if !args.no_ceiling {
         support::ensure_namespace(&admin, "ceiling").await?;
-        let names = setup::create_batch(&admin, "ceiling", args.pods, None, args.queues, "bench-ceiling", args.create_concurrency).await?;
+        let names =
+            setup::create_batch(&admin, "ceiling", args.pods, None, args.queues, "bench-ceiling", args.create_concurrency)
+                .await?;
         step(t0, &format!("{} ceiling pods created", args.pods));
         let mut watch = BoundWatch::start(&admin, "ceiling").await?;
         let scheduler_client = server.scheduler_client().await?;
@@ -277,7 +301,7 @@ async fn run(args: &Args) -> support::Result<Report> {
         }
         r.ratio = r.scheduler_pods_per_s / r.ceiling_pods_per_s.max(1e-9);
         step(t0, &format!("ceiling: {:.0} pods/s", r.ceiling_pods_per_s));
-        r.ceiling_audit = audit::bindings(&server.audit_log_path(), "ceiling", &names, SCHEDULER_USER)?;
+        r.ceiling_audit = audit::bindings(server.dir(), "ceiling", &names, SCHEDULER_USER)?;
     }
     r.bench_cpu_s = procstat::cpu_seconds(std::process::id())?;
     r.load_average.1 = procstat::load_average();

@@ -142,7 +142,10 @@ impl Report {
             ("nodes / pods / gang", format!("{} / {} / {}", self.nodes, self.pods, self.gang)),
             ("create nodes, pods (s)", format!("{:.1}, {:.1}", self.create_nodes_s, self.create_pods_s)),
             ("start → first bind (s)", format!("{:.2}", self.start_to_first_bind_s)),
-            ("first → last bind (s)", format!("{:.2} (audit: {:.2})", self.first_to_last_bind_s, self.server_first_to_last_bind_s)),
+            (
+                "first → last bind (s)",
+                format!("{:.2} (audit: {:.2})", self.first_to_last_bind_s, self.server_first_to_last_bind_s),
+            ),
             ("basalt pods/s (first→last)", format!("{:.0}", self.scheduler_pods_per_s)),
             ("basalt pods/s (start→last)", format!("{:.0}", self.scheduler_pods_per_s_from_start)),
             (
@@ -162,7 +165,10 @@ impl Report {
             ),
             (
                 "ceiling audited (ok, failed, pods != 1 ok)",
-                format!("{}, {}, {}", self.ceiling_audit.successes, self.ceiling_audit.failures, self.ceiling_audit.pods_not_bound_once),
+                format!(
+                    "{}, {}, {}",
+                    self.ceiling_audit.successes, self.ceiling_audit.failures, self.ceiling_audit.pods_not_bound_once
+                ),
             ),
             ("pods per node (min, max)", format!("{:?}", self.pods_per_node)),
             ("scheduler log (warn, error)", format!("{}, {}", self.log.warnings, self.log.errors)),

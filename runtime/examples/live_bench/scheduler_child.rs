@@ -19,7 +19,13 @@ impl SchedulerChild {
     /// Starts `basalt scheduler --kubeconfig KUBECONFIG --leader-elect=false --schedule-period=1s`
     /// plus `extra` flags, stderr and stdout appended to `log`, with `RUST_LOG` = `rust_log`.
     /// Errors: the binary cannot be started or the log not created (path named).
-    pub fn start(basalt: &Path, kubeconfig: &Path, extra: &[String], log: &Path, rust_log: &str) -> Result<SchedulerChild, String> {
+    pub fn start(
+        basalt: &Path,
+        kubeconfig: &Path,
+        extra: &[String],
+        log: &Path,
+        rust_log: &str,
+    ) -> Result<SchedulerChild, String> {
         let out = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out.try_clone().map_err(|e| format!("{}: {e}", log.display()))?;
         let started = Instant::now();

@@ -77,7 +77,8 @@ pub async fn create_batch(
     }
     futures::stream::iter(0..pods)
         .map(|i| async move {
-            let mut pod = TestPod::new(namespace, &pod_name(i)).scheduler(scheduler).requests(&[("cpu", POD_CPU), ("memory", POD_MEMORY)]);
+            let mut pod =
+                TestPod::new(namespace, &pod_name(i)).scheduler(scheduler).requests(&[("cpu", POD_CPU), ("memory", POD_MEMORY)]);
             if let Some(g) = gang {
                 pod = pod.group(&format!("pg-{}", i / g));
             }
