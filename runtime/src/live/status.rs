@@ -10,7 +10,10 @@
 //!
 //! Writes run asynchronously, at most `workers` at once, behind the shared rate limit and a
 //! per-call timeout; transient failures (timeouts, transport errors, 429, 5xx) are retried with
-//! backoff. Every write ends in one [`WriteResult`].
+//! backoff. Events go at most `event_workers` at once, in order, besides those: client-go's event
+//! broadcaster (Volcano's and kube-scheduler's recorder) writes them one at a time, so a burst
+//! of `Scheduled` events trails the binds instead of competing with them for the API server.
+//! Every write ends in one [`WriteResult`].
 
 use super::limiter::RateLimiter;
 use crate::crd;
@@ -105,8 +108,10 @@ pub struct WriteResult {
 /// Writer settings.
 #[derive(Clone, Debug)]
 pub struct WriterConfig {
-    /// Writes in flight at once (Volcano uses 16 PodGroup status workers).
+    /// Writes other than events in flight at once (Volcano uses 16 PodGroup status workers).
     pub workers: usize,
+    /// Event writes in flight at once, first come first served (client-go's broadcaster: 1).
+    pub event_workers: usize,
     /// Timeout of one call.
     pub timeout: Duration,
     /// Calls per write at most (conflicts and transient errors).
@@ -117,7 +122,13 @@ pub struct WriterConfig {
 
 impl Default for WriterConfig {
     fn default() -> Self {
-        WriterConfig { workers: 16, timeout: Duration::from_secs(10), max_attempts: 3, component: "volcano".into() }
+        WriterConfig {
+            workers: 16,
+            event_workers: 1,
+            timeout: Duration::from_secs(10),
+            max_attempts: 3,
+            component: "volcano".into(),
+        }
     }
 }
 
@@ -363,10 +374,24 @@ pub async fn run(
     done: impl Fn(WriteResult) + Send + Sync + 'static,
 ) {
     let slots = Arc::new(Semaphore::new(cfg.workers.max(1)));
+    let event_slots = Arc::new(Semaphore::new(cfg.event_workers.max(1)));
     let ctx = Arc::new(Ctx { client, limiter, cfg, calls: AtomicU64::new(0) });
     let done = Arc::new(done);
     let mut tasks = tokio::task::JoinSet::new();
     while let Some(w) = writes.recv().await {
+        if matches!(w, Write::Event { .. }) {
+            // Events wait for their slot inside their task (the semaphore is fair, so they are
+            // written in order) and never hold up the other writes.
+            let (ctx, done, event_slots) = (ctx.clone(), done.clone(), event_slots.clone());
+            tasks.spawn(async move {
+                let Ok(permit) = event_slots.acquire_owned().await else { return };
+                let r = perform(&ctx, w).await;
+                drop(permit);
+                done(r);
+            });
+            while tasks.try_join_next().is_some() {}
+            continue;
+        }
         let Ok(permit) = slots.clone().acquire_owned().await else { break };
         let (ctx, done) = (ctx.clone(), done.clone());
         tasks.spawn(async move {
