@@ -374,22 +374,28 @@ pub async fn run(
     done: impl Fn(WriteResult) + Send + Sync + 'static,
 ) {
     let slots = Arc::new(Semaphore::new(cfg.workers.max(1)));
-    let event_slots = Arc::new(Semaphore::new(cfg.event_workers.max(1)));
+    let event_workers = cfg.event_workers.max(1);
     let ctx = Arc::new(Ctx { client, limiter, cfg, calls: AtomicU64::new(0) });
     let done = Arc::new(done);
+    // Events queue as plain values in their own channel (not as one task each) and are written
+    // by `event_workers` tasks in order, never holding up the other writes.
+    let (event_tx, event_rx) = mpsc::unbounded_channel::<Write>();
+    let event_rx = Arc::new(tokio::sync::Mutex::new(event_rx));
+    let mut event_tasks = tokio::task::JoinSet::new();
+    for _ in 0..event_workers {
+        let (ctx, done, event_rx) = (ctx.clone(), done.clone(), event_rx.clone());
+        event_tasks.spawn(async move {
+            loop {
+                let next = event_rx.lock().await.recv().await;
+                let Some(w) = next else { break };
+                done(perform(&ctx, w).await);
+            }
+        });
+    }
     let mut tasks = tokio::task::JoinSet::new();
     while let Some(w) = writes.recv().await {
         if matches!(w, Write::Event { .. }) {
-            // Events wait for their slot inside their task (the semaphore is fair, so they are
-            // written in order) and never hold up the other writes.
-            let (ctx, done, event_slots) = (ctx.clone(), done.clone(), event_slots.clone());
-            tasks.spawn(async move {
-                let Ok(permit) = event_slots.acquire_owned().await else { return };
-                let r = perform(&ctx, w).await;
-                drop(permit);
-                done(r);
-            });
-            while tasks.try_join_next().is_some() {}
+            let _ = event_tx.send(w);
             continue;
         }
         let Ok(permit) = slots.clone().acquire_owned().await else { break };
@@ -401,7 +407,9 @@ pub async fn run(
         });
         while tasks.try_join_next().is_some() {}
     }
+    drop(event_tx);
     while tasks.join_next().await.is_some() {}
+    while event_tasks.join_next().await.is_some() {}
 }
 
 #[cfg(test)]
