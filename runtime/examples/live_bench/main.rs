@@ -163,7 +163,7 @@ fn step(t0: Instant, what: &str) {
 }
 
 async fn run(args: &Args) -> support::Result<Report> {
-    if args.gang == 0 || args.pods == 0 || args.nodes == 0 || args.pods % args.gang != 0 {
+    if args.gang == 0 || args.pods == 0 || args.nodes == 0 || !args.pods.is_multiple_of(args.gang) {
         return Err(format!("--pods {} must be a positive multiple of --gang {} (and --nodes > 0)", args.pods, args.gang).into());
     }
     if args.pods > args.nodes * setup::PODS_PER_NODE_BY_CPU {
