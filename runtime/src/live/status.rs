@@ -10,7 +10,10 @@
 //!
 //! Writes run asynchronously, at most `workers` at once, behind the shared rate limit and a
 //! per-call timeout; transient failures (timeouts, transport errors, 429, 5xx) are retried with
-//! backoff. Every write ends in one [`WriteResult`].
+//! backoff. Events go at most `event_workers` at once, in order, besides those: client-go's event
+//! broadcaster (Volcano's and kube-scheduler's recorder) writes them one at a time, so a burst
+//! of `Scheduled` events trails the binds instead of competing with them for the API server.
+//! Every write ends in one [`WriteResult`].
 
 use super::limiter::RateLimiter;
 use crate::crd;
@@ -121,8 +124,10 @@ pub struct WriteResult {
 /// Writer settings.
 #[derive(Clone, Debug)]
 pub struct WriterConfig {
-    /// Writes in flight at once (Volcano uses 16 PodGroup status workers).
+    /// Writes other than events in flight at once (Volcano uses 16 PodGroup status workers).
     pub workers: usize,
+    /// Event writes in flight at once, first come first served (client-go's broadcaster: 1).
+    pub event_workers: usize,
     /// Timeout of one call.
     pub timeout: Duration,
     /// Calls per write at most (conflicts and transient errors).
@@ -133,7 +138,13 @@ pub struct WriterConfig {
 
 impl Default for WriterConfig {
     fn default() -> Self {
-        WriterConfig { workers: 16, timeout: Duration::from_secs(10), max_attempts: 3, component: "volcano".into() }
+        WriterConfig {
+            workers: 16,
+            event_workers: 1,
+            timeout: Duration::from_secs(10),
+            max_attempts: 3,
+            component: "volcano".into(),
+        }
     }
 }
 
@@ -418,10 +429,30 @@ pub async fn run(
     done: impl Fn(WriteResult) + Send + Sync + 'static,
 ) {
     let slots = Arc::new(Semaphore::new(cfg.workers.max(1)));
+    let event_workers = cfg.event_workers.max(1);
     let ctx = Arc::new(Ctx { client, limiter, cfg, calls: AtomicU64::new(0) });
     let done = Arc::new(done);
+    // Events queue as plain values in their own channel (not as one task each) and are written
+    // by `event_workers` tasks in order, never holding up the other writes.
+    let (event_tx, event_rx) = mpsc::unbounded_channel::<Write>();
+    let event_rx = Arc::new(tokio::sync::Mutex::new(event_rx));
+    let mut event_tasks = tokio::task::JoinSet::new();
+    for _ in 0..event_workers {
+        let (ctx, done, event_rx) = (ctx.clone(), done.clone(), event_rx.clone());
+        event_tasks.spawn(async move {
+            loop {
+                let next = event_rx.lock().await.recv().await;
+                let Some(w) = next else { break };
+                done(perform(&ctx, w).await);
+            }
+        });
+    }
     let mut tasks = tokio::task::JoinSet::new();
     while let Some(w) = writes.recv().await {
+        if matches!(w, Write::Event { .. }) {
+            let _ = event_tx.send(w);
+            continue;
+        }
         let Ok(permit) = slots.clone().acquire_owned().await else { break };
         let (ctx, done) = (ctx.clone(), done.clone());
         tasks.spawn(async move {
@@ -431,7 +462,9 @@ pub async fn run(
         });
         while tasks.try_join_next().is_some() {}
     }
+    drop(event_tx);
     while tasks.join_next().await.is_some() {}
+    while event_tasks.join_next().await.is_some() {}
 }
 
 #[cfg(test)]
