@@ -10,6 +10,7 @@
 #   sa.key sa.pub                               the service-account signing key
 #   tokens.csv                                  static bearer tokens (see below)
 #   audit-policy.yaml audit.log                 every request at level Metadata, one JSON line each
+#                                               (rotation only past 4 GiB: tests read one file)
 #   admin.kubeconfig                            user `admin`, group system:masters
 #   scheduler.kubeconfig                        system:serviceaccount:volcano-system:volcano-scheduler
 #   controllers.kubeconfig                      system:serviceaccount:volcano-system:volcano-controllers
@@ -158,7 +159,7 @@ for attempt in 1 2 3; do
     --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
     --service-cluster-ip-range=10.0.0.0/24 --endpoint-reconciler-type=none \
     --disable-admission-plugins=ServiceAccount \
-    --audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/audit.log" \
+    --audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/audit.log" --audit-log-maxsize=4096 \
     --audit-log-mode=blocking --profiling=false \
     </dev/null >kube-apiserver.log 2>&1 &
   echo $! >kube-apiserver.pid
