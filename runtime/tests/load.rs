@@ -515,6 +515,11 @@ fn queue_parent_is_warned_about() {
     let cluster = write(&dir, "c.yaml", [NODE, queue].join("---\n")).display().to_string();
     let out = basalt(&["simulate", "--cluster", &cluster]);
     assert_eq!(out.status.code(), Some(0));
+    // Text mode prints issues once, in the report on stdout.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Queue \"child\": spec.parent \"team\" is accepted but ignored"), "{text}");
+    // Beside JSON they go to stderr.
+    let out = basalt(&["simulate", "--cluster", &cluster, "--output", "json"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("Queue \"child\": spec.parent \"team\" is accepted but ignored"), "{err}");
 }
