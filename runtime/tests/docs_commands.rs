@@ -24,7 +24,10 @@ const SKIPPED: &[(&str, &str)] = &[
     ("cargo build", "a build: CI builds before testing"),
     ("cargo bench", "criterion benches: minutes"),
     ("cargo run --release -p basalt-benches", "the profiling example: a release build of the benches"),
-    ("cargo run --release -p basalt-runtime --example live_bench", "the live bench: a real apiserver and up to 100,000 pods, minutes"),
+    (
+        "cargo run --release -p basalt-runtime --example live_bench",
+        "the live bench: a real apiserver and up to 100,000 pods, minutes",
+    ),
     ("cargo +nightly fuzz", "needs the nightly toolchain and cargo-fuzz"),
     ("cargo install", "installs into ~/.cargo/bin"),
     ("python3 ../shared/conformance/run", "the conformance cases: .ci/run runs them against the release binary"),
