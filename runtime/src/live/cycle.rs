@@ -15,12 +15,10 @@ use super::binder::{BindOutcome, BindResult};
 use super::mirror::{BindRequest, Key, Mirror, Object, PodScheduled, WatchEvent};
 use super::status::{Involved, Write, WriteResult};
 use crate::convert::resources::{amount, format_list};
-use basalt_core::actions;
 use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::{Decisions, PodGroupStatus};
 use basalt_core::resource::ResourceList;
-use basalt_core::scheduler::CycleOptions;
-use basalt_core::session::Session;
+use basalt_core::scheduler::{run_cycle_observed, CycleOptions, CyclePhase};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -207,19 +205,18 @@ impl Scheduler {
         self.mirror.cluster.prepare(&conf.options.default_queue);
         let mut summary = CycleSummary::default();
         self.arena.reset();
-        let decisions = {
-            let mut ssn = Session::open(&self.arena, &self.mirror.cluster, conf, &opts, &basalt_core::plugins::REGISTRY);
-            summary.open_ms = ms(t0.elapsed());
-            for action in &conf.actions {
-                let ta = Instant::now();
-                actions::execute(*action, &mut ssn);
-                summary.actions.push((action.name(), ms(ta.elapsed())));
+        // The core's own cycle; the observer only reads the clock between its phases.
+        let mut mark = Instant::now();
+        let decisions = run_cycle_observed(&self.arena, &self.mirror.cluster, conf, &opts, |phase| {
+            let now = Instant::now();
+            let took = ms(now.duration_since(mark));
+            mark = now;
+            match phase {
+                CyclePhase::Opened => summary.open_ms = took,
+                CyclePhase::ActionDone(a) => summary.actions.push((a.name(), took)),
+                CyclePhase::Closed => summary.close_ms = took,
             }
-            let tc = Instant::now();
-            let d = ssn.close();
-            summary.close_ms = ms(tc.elapsed());
-            d
-        };
+        });
         self.apply(&decisions, out, &mut summary);
         summary.assumed = self.mirror.assumed().len();
         summary.total_ms = ms(t0.elapsed());
