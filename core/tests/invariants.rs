@@ -1,6 +1,7 @@
 //! Property tests of the scheduling core on random clusters: no node over its allocatable,
-//! gangs bound all-or-nothing, Statement discard restores the session exactly, and the same
-//! input and seed give the same decisions.
+//! gangs bound all-or-nothing, Statement discard restores the session exactly, the same input
+//! and seed give the same decisions, and the class path decides like the plain scan, with and
+//! without node sampling.
 
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
@@ -103,9 +104,23 @@ proptest! {
     }
 
     #[test]
-    fn class_cache_and_plain_scan_decide_the_same(spec in spec(), scarce in any::<bool>(), binpack in any::<bool>(), seed in any::<u64>()) {
+    fn class_cache_and_plain_scan_decide_the_same(
+        spec in spec(),
+        scarce in any::<bool>(),
+        binpack in any::<bool>(),
+        seed in any::<u64>(),
+        sampling in proptest::option::of((0i32..=100, 0i32..12, 0i32..=60)),
+    ) {
         let c = cluster(&spec, scarce);
         let mut fast = if binpack { SchedulerConf::parse(CONF_BINPACK).unwrap().0 } else { SchedulerConf::default() };
+        // Volcano's sampling flags, any values: percentage (0 = adaptive), minimum feasible
+        // nodes (0 included: the scan then stops at the first feasible node), minimum
+        // percentage.
+        if let Some((pct, min_nodes, min_pct)) = sampling {
+            fast.options.percentage_nodes_to_find = pct;
+            fast.options.minimum_feasible_nodes = min_nodes;
+            fast.options.minimum_percentage_nodes_to_find = min_pct;
+        }
         fast.options.class_cache = true;
         let mut plain = fast.clone();
         plain.options.class_cache = false;

@@ -1,7 +1,9 @@
 //! The optimised allocate path (per-class incremental node choice over wide max-trees) against
 //! the plain reference scan (every node's predicates and scores per task), on generated
 //! clusters big enough for three-level trees, with and without scarcity, for every workload
-//! variant and two scoring confs. Decisions must be identical, binds and tie-breaks included.
+//! variant and two scoring confs, with full scans and with Volcano's node sampling (the class
+//! path's window from the rotating start). Decisions must be identical, binds and tie-breaks
+//! included.
 
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
@@ -28,6 +30,15 @@ fn cluster(spec: &WorkloadSpec) -> Cluster {
     for d in generate(spec) {
         c.apply(d).expect("generated objects are valid");
     }
+    c
+}
+
+/// The conf with Volcano's node sampling: `percentage` of the nodes (0 = adaptive,
+/// max(50 − N/125, 5) %), every node below `min_nodes` nodes.
+fn sampled(conf: &SchedulerConf, percentage: i32, min_nodes: i32) -> SchedulerConf {
+    let mut c = conf.clone();
+    c.options.percentage_nodes_to_find = percentage;
+    c.options.minimum_feasible_nodes = min_nodes;
     c
 }
 
@@ -149,4 +160,27 @@ fn optimised_and_plain_allocate_agree_with_mixed_inter_pod_terms() {
     let (a, b) = (run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
     assert!(a.binds.len() > 100, "only {} binds", a.binds.len());
     assert_eq!(a, b, "mixed inter-pod terms: indexed and plain differ");
+}
+
+/// Node sampling: the plain scan stops at the `numNodesToFind`-th feasible node from a start
+/// that rotates task by task; the class path answers from the same window. Adaptive (42–48 %
+/// here, `minimum-feasible-nodes` lowered so the clusters are sampled at all), a small fixed
+/// percentage (the window wraps past the last node often) and a minimum of 0 (the scan stops
+/// at the first feasible node); with room, when scarce (windows reach past infeasible nodes and
+/// whole scans happen when fewer nodes fit than wanted), with selectors and taints (many
+/// infeasible nodes inside a window), anti-affinity masks, and binpack.
+#[test]
+fn optimised_and_plain_allocate_agree_under_node_sampling() {
+    let default = SchedulerConf::default();
+    let binpack = SchedulerConf::parse(CONF_BINPACK).expect("conf parses").0;
+    for (pct, min) in [(0, 10), (3, 2), (0, 0)] {
+        let conf = sampled(&default, pct, min);
+        for v in [Variant::Identical, Variant::Selectors, Variant::Taints] {
+            compare(v, 300, 1500, &conf, 13);
+        }
+        compare(Variant::Identical, 280, 8400, &conf, 5);
+        compare(Variant::Selectors, 280, 8400, &conf, 6);
+        compare(Variant::AntiAffinity, 150, 1500, &conf, 9);
+        compare(Variant::Identical, 280, 8400, &sampled(&binpack, pct, min), 3);
+    }
 }

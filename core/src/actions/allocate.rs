@@ -172,7 +172,7 @@ fn allocate_tasks<'a>(
         }
         let ctx = PodCtx::build(&ssn.state, t, ssn.plugins.scores_nodes());
         if let Some(cc) = classes.as_deref_mut() {
-            if let Pick::Node(n) = cc.pick(ssn, t, &ctx, scan.uses_role_cache()) {
+            if let Pick::Node(n) = cc.pick(ssn, t, &ctx, scan) {
                 place(ssn, stmt, t, n);
                 if ssn.plugins.job_ready(&ssn.state, j) {
                     break;

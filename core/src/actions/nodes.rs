@@ -36,6 +36,22 @@ impl NodeScan {
         self.use_cache
     }
 
+    /// Where the next predicate scan starts: the node after the last one the previous scans
+    /// processed (Volcano's rotating `lastProcessedNodeIndex`; it moves only under sampling,
+    /// since a full scan processes every node).
+    pub fn start(&self) -> usize {
+        self.offset
+    }
+
+    /// Moves the start past `processed` nodes, as a scan that processed them does (for a pick
+    /// made without the scan, [`crate::kernels::class_cache`]).
+    pub fn advance(&mut self, processed: usize) {
+        let nn = self.results.len();
+        if nn > 0 {
+            self.offset = (self.offset + processed) % nn;
+        }
+    }
+
     /// Scratch for a cluster of `nodes` nodes; `use_cache` = `predicateErrorCacheEnable`.
     pub fn new(nodes: usize, use_cache: bool) -> Self {
         NodeScan {
@@ -142,7 +158,7 @@ pub fn predicate_nodes(
             }
         }
     }
-    scan.offset = (scan.offset + processed) % nn;
+    scan.advance(processed);
     fe
 }
 

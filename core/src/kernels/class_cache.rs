@@ -6,17 +6,25 @@
 //! none does — among all feasible ones, with Volcano's random choice among ties drawn from the
 //! session's seeded source.
 //!
+//! Node sampling (`--percentage-nodes-to-find`, volcano-behaviour.md §2 allocate,
+//! `numNodesToFind`) is a window of the same tree: the plain scan checks nodes from the action's
+//! rotating start and stops at the `numNodesToFind`-th feasible one, so its candidates are
+//! exactly the feasible leaves between the start and that node (wrapping past the last node).
+//! The tree's non-zero counts find that node and its range maximum the best candidate, in
+//! O(log n) per task; the start then moves past the window as the plain scan's does.
+//!
 //! The result is exactly the plain scan's (`actions::nodes`), which the tests check: the same
 //! predicate and score functions run, only fewer times. Leaves are computed without inter-pod
 //! state; a task whose only inter-pod constraints are required anti-affinity (its own terms or
 //! existing pods' terms that match it) masks the nodes those forbid for its pick, when they are
 //! few (at most 1/8 of the nodes). A task takes the plain path whenever that identity could
-//! break: required pod affinity, preferred inter-pod scoring, host ports, topology spread, node
-//! sampling, a non-empty role with the predicate error cache on (Volcano's per-role cache), or
+//! break: required pod affinity, preferred inter-pod scoring, host ports, topology spread, a
+//! non-empty role with the predicate error cache on (Volcano's per-role cache), or
 //! PreferNoSchedule taints the class does not tolerate (their score is normalised across the
 //! candidate nodes).
 
 use super::maxtree::MaxTree;
+use crate::actions::nodes::NodeScan;
 use crate::intern::Sym;
 use crate::limits::PARALLEL_NODE_THRESHOLD;
 use crate::model::TaintEffect;
@@ -119,7 +127,6 @@ fn task_eligible(s: &State<'_>, t: TaskIdx, ctx: &PodCtx, role_cache: bool) -> b
     let c = &s.tasks.rec[t.ix()].c;
     let nn = s.nodes.len;
     nn > 0
-        && s.options().nodes_to_find(nn) >= nn
         && !(ctx.interpod && (ctx.pref_active || !c.pod_required.is_empty() || s.affinity_index.is_none()))
         && c.spread.is_empty()
         && c.host_ports.is_empty()
@@ -201,6 +208,57 @@ fn key(idle: bool, score: f64) -> u128 {
     (if idle { 2u128 } else { 1 }) << 64 | ordered as u128
 }
 
+/// The nodes a sampled predicate scan from `start` processes over a class whose feasible nodes
+/// are `tree`'s non-zero leaves, as up to two leaf ranges in scan order (from `start` to the
+/// end, then from node 0), and their number. The plain scan ([`crate::actions::nodes`]) stops
+/// right after the `want`-th feasible node (at the first when `want` is 0); with `want ≥ nn`, or
+/// fewer feasible nodes than `want`, it processes every node.
+fn window(tree: &MaxTree, start: usize, nn: usize, want: usize) -> ([(usize, usize); 2], usize) {
+    let full = ([(start, nn), (0, start)], nn);
+    if want >= nn {
+        return full;
+    }
+    let k = want.max(1) as u32 - 1;
+    match tree.kth_nonzero_in(start, nn, k) {
+        Ok(p) => ([(start, p + 1), (0, 0)], p + 1 - start),
+        Err(after) => match tree.kth_nonzero_in(0, start, k - after) {
+            Ok(p) => ([(start, nn), (0, p + 1)], nn - start + p + 1),
+            Err(_) => full,
+        },
+    }
+}
+
+/// The best leaf of `ranges` (in their order; the tree has `nn` leaves): the maximum key, a random one of its holders
+/// when several tie (drawn as [`crate::actions::nodes::best_node`] draws: only when there are
+/// several, uniformly by position in scan order). `None` when every leaf there is 0.
+fn best_in(tree: &MaxTree, nn: usize, ranges: &[(usize, usize); 2], rng: &mut crate::rng::SeededRng) -> Option<usize> {
+    if ranges[0] == (0, nn) && ranges[1].1 == 0 {
+        // The whole tree in node order: the root has the answer.
+        let (_, ties) = tree.top();
+        if ties == 0 {
+            return None;
+        }
+        let k = if ties > 1 { rng.below(ties as usize) as u32 } else { 0 };
+        return Some(tree.kth_max(k));
+    }
+    let [(a0, a1), (b0, b1)] = *ranges;
+    let (ma, ca) = tree.range_top(a0, a1);
+    let (mb, cb) = tree.range_top(b0, b1);
+    let m = ma.max(mb);
+    if m == 0 {
+        return None;
+    }
+    let ca = if ma == m { ca } else { 0 };
+    let cb = if mb == m { cb } else { 0 };
+    let ties = ca + cb;
+    let k = if ties > 1 { rng.below(ties as usize) as u32 } else { 0 };
+    if k < ca {
+        tree.kth_max_in(a0, a1, m, k)
+    } else {
+        tree.kth_max_in(b0, b1, m, k - ca)
+    }
+}
+
 impl Class {
     fn set_leaf(&mut self, s: &State<'_>, t: TaskIdx, n: usize, r: Option<Reason>, score: f64, raw: bool) {
         let k = match r {
@@ -256,9 +314,12 @@ impl ClassCache {
         ClassCache { limit: limit.max(1), ..Default::default() }
     }
 
-    /// The node the plain scan would choose for `t`, computed incrementally.
-    pub fn pick(&mut self, ssn: &mut Session<'_>, t: TaskIdx, ctx: &PodCtx, role_cache: bool) -> Pick {
-        if !task_eligible(&ssn.state, t, ctx, role_cache) {
+    /// The node the plain scan ([`crate::actions::nodes::predicate_nodes`] with `scan`, then
+    /// the idle / FutureIdle group and the best score) would choose for `t`, computed
+    /// incrementally. On [`Pick::Node`] the scan's sampling start has moved as the plain scan
+    /// would have moved it; otherwise `scan` is untouched.
+    pub fn pick(&mut self, ssn: &mut Session<'_>, t: TaskIdx, ctx: &PodCtx, scan: &mut NodeScan) -> Pick {
+        if !task_eligible(&ssn.state, t, ctx, scan.uses_role_cache()) {
             return Pick::Ineligible;
         }
         self.clock += 1;
@@ -303,12 +364,20 @@ impl ClassCache {
             class.tree.set(m.0 as usize, 0);
         }
         let tree = &class.tree;
-        let (_, ties) = tree.top();
-        let pick = if ties == 0 {
+        let nn = ssn.state.nodes.len;
+        let pick = if tree.nonzero() == 0 {
             Pick::NoneFeasible
         } else {
-            let k = if ties > 1 { ssn.state.rng.below(ties as usize) as u32 } else { 0 };
-            Pick::Node(NodeIdx(tree.kth_max(k) as u32))
+            let want = ssn.state.options().nodes_to_find(nn);
+            let start = scan.start() % nn;
+            let (ranges, processed) = window(tree, start, nn, want);
+            match best_in(tree, nn, &ranges, &mut ssn.state.rng) {
+                Some(n) => {
+                    scan.advance(processed);
+                    Pick::Node(NodeIdx(n as u32))
+                }
+                None => Pick::Ineligible,
+            }
         };
         for &(n, key) in self.masked.iter().rev() {
             class.tree.set(n as usize, key);
@@ -387,16 +456,50 @@ mod tests {
         let arena = bumpalo::Bump::new();
         let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
         let mut cc = ClassCache::default();
+        let mut scan = NodeScan::new(ssn.state.nodes.len, true);
         let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
         let picks: Vec<Pick> = job0
             .iter()
             .map(|&t| {
                 let ctx = PodCtx::build(&ssn.state, t, true);
-                cc.pick(&mut ssn, t, &ctx, true)
+                cc.pick(&mut ssn, t, &ctx, &mut scan)
             })
             .collect();
         assert_eq!(picks[0], Pick::Ineligible, "a class is built on its second task");
         assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
         assert_eq!(cc.classes.len(), 1);
+    }
+
+    /// Under Volcano's node sampling the class path still serves a class's tasks (it used to
+    /// step aside for the plain scan), and each pick moves the scan's start past the window as
+    /// the plain scan does: on empty identical nodes every node is feasible, so the window of
+    /// each pick is exactly `numNodesToFind` nodes.
+    #[test]
+    fn sampled_picks_stay_on_the_class_path_and_move_the_start() {
+        let spec = WorkloadSpec { nodes: 50, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
+        let mut c = Cluster::new();
+        for d in generate(&spec) {
+            c.apply(d).unwrap();
+        }
+        let mut conf = SchedulerConf::default();
+        conf.options.percentage_nodes_to_find = 0;
+        conf.options.minimum_feasible_nodes = 10;
+        let want = conf.options.nodes_to_find(50);
+        assert_eq!(want, 25, "adaptive: 50 % of 50 nodes");
+        let arena = bumpalo::Bump::new();
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
+        let mut cc = ClassCache::default();
+        let mut scan = NodeScan::new(ssn.state.nodes.len, true);
+        let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
+        let ctx = PodCtx::build(&ssn.state, job0[0], true);
+        assert_eq!(cc.pick(&mut ssn, job0[0], &ctx, &mut scan), Pick::Ineligible, "a class is built on its second task");
+        assert_eq!(scan.start(), 0, "an ineligible pick leaves the scan alone");
+        for (i, &t) in job0[1..4].iter().enumerate() {
+            let ctx = PodCtx::build(&ssn.state, t, true);
+            let Pick::Node(n) = cc.pick(&mut ssn, t, &ctx, &mut scan) else { panic!("task {i}: not served by the class") };
+            let window_start = (i * want) % 50;
+            assert!((n.ix() + 50 - window_start) % 50 < want, "task {i}: node {} outside the window from {window_start}", n.ix());
+            assert_eq!(scan.start(), ((i + 1) * want) % 50, "task {i}: start after the window");
+        }
     }
 }

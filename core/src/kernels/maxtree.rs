@@ -1,29 +1,40 @@
-//! A wide tournament tree over node keys: the maximum, how many leaves hold it, and the k-th
-//! such leaf in node order. Each inner entry summarises [`ARITY`] children (their maximum and how
-//! many leaves below hold it), so 10,000 nodes need 4 levels and a leaf update recomputes at most
-//! one contiguous run of [`ARITY`] entries per level, stopping at the first level that does not
-//! change. Contiguous runs are what the memory system serves fast: a binary tree over the same
-//! leaves misses cache on nearly every level. Keys are `u128`; key 0 means "no candidate" and
-//! is never counted.
+//! A wide tournament tree over node keys: the maximum, how many leaves hold it, how many leaves
+//! are non-zero, and the k-th such leaf in node order — over all leaves or over a range of them.
+//! Each inner entry summarises [`ARITY`] children (their maximum, how many leaves below hold
+//! it, how many leaves below are non-zero), so 10,000 nodes need 4 levels and a leaf update
+//! recomputes at most one contiguous run of [`ARITY`] entries per level, stopping at the first
+//! level that does not change. Contiguous runs are what the memory system serves fast: a binary
+//! tree over the same leaves misses cache on nearly every level. Keys are `u128`; key 0 means
+//! "no candidate" and is never counted.
+//!
+//! The range queries serve Volcano's node sampling (volcano-behaviour.md §2 allocate,
+//! `numNodesToFind`): the window of a sampled scan is the leaves from a rotating start up to the
+//! k-th non-zero one, and the best node is the maximum inside that window.
 
 /// Children per inner entry.
 pub const ARITY: usize = 16;
 
-/// One level: per entry, the maximum below it and how many leaves hold that maximum.
+/// Right-hand pieces a range decomposes into, at most: `ARITY − 1` per tier, for trees of up to
+/// `ARITY`⁹ leaves (more than `u32` node indices can name).
+const RIGHT_PIECES: usize = (ARITY - 1) * 9;
+
+/// One level: per entry, the maximum below it, how many leaves hold that maximum, and how many
+/// leaves below it are non-zero.
 #[derive(Clone, Debug, Default)]
 struct Level {
     max: Vec<u128>,
     count: Vec<u32>,
+    nonzero: Vec<u32>,
 }
 
 impl Level {
     fn new(len: usize) -> Self {
-        Level { max: vec![0; len], count: vec![0; len] }
+        Level { max: vec![0; len], count: vec![0; len], nonzero: vec![0; len] }
     }
 
-    /// The (maximum, count) over entries `g*ARITY .. (g+1)*ARITY`.
+    /// The (maximum, count, non-zero) over entries `g*ARITY .. (g+1)*ARITY`.
     #[inline]
-    fn summarise(&self, g: usize) -> (u128, u32) {
+    fn summarise(&self, g: usize) -> (u128, u32, u32) {
         let lo = g * ARITY;
         let hi = (lo + ARITY).min(self.max.len());
         let max = &self.max[lo..hi];
@@ -33,21 +44,37 @@ impl Level {
         for (x, k) in max.iter().zip(count) {
             c += if *x == m { *k } else { 0 };
         }
-        (m, c)
+        (m, c, self.nonzero[lo..hi].iter().sum())
+    }
+
+    #[inline]
+    fn store(&mut self, g: usize, (m, c, nz): (u128, u32, u32)) -> bool {
+        if self.max[g] == m && self.count[g] == c && self.nonzero[g] == nz {
+            return false;
+        }
+        self.max[g] = m;
+        self.count[g] = c;
+        self.nonzero[g] = nz;
+        true
     }
 }
 
-/// The (maximum, count) over leaves `g*ARITY .. (g+1)*ARITY`; a leaf counts 1 when it is
-/// non-zero, so leaves need no count column.
+/// The (maximum, count, non-zero) over leaves `g*ARITY .. (g+1)*ARITY`; a leaf counts 1 when it
+/// is non-zero, so leaves need no count column.
 #[inline]
-fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32) {
+fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32, u32) {
     let lo = g * ARITY;
     let run = &leaves[lo..(lo + ARITY).min(leaves.len())];
     let m = run.iter().copied().max().unwrap_or(0);
     if m == 0 {
-        return (0, 0);
+        return (0, 0, 0);
     }
-    (m, run.iter().map(|&x| u32::from(x == m)).sum())
+    let (mut c, mut nz) = (0, 0);
+    for &x in run {
+        c += u32::from(x == m);
+        nz += u32::from(x != 0);
+    }
+    (m, c, nz)
 }
 
 /// Max-tree over `len` leaves.
@@ -81,6 +108,7 @@ impl MaxTree {
             for l in &mut self.levels {
                 l.max.iter_mut().for_each(|x| *x = 0);
                 l.count.iter_mut().for_each(|x| *x = 0);
+                l.nonzero.iter_mut().for_each(|x| *x = 0);
             }
         }
     }
@@ -101,17 +129,13 @@ impl MaxTree {
     pub fn rebuild(&mut self) {
         let first = &mut self.levels[0];
         for g in 0..first.max.len() {
-            let (m, c) = summarise_leaves(&self.leaves, g);
-            first.max[g] = m;
-            first.count[g] = c;
+            first.store(g, summarise_leaves(&self.leaves, g));
         }
         for l in 1..self.levels.len() {
             let (below, above) = self.levels.split_at_mut(l);
             let (below, above) = (&below[l - 1], &mut above[0]);
             for g in 0..above.max.len() {
-                let (m, c) = below.summarise(g);
-                above.max[g] = m;
-                above.count[g] = c;
+                above.store(g, below.summarise(g));
             }
         }
     }
@@ -123,22 +147,16 @@ impl MaxTree {
         }
         self.leaves[i] = v;
         let mut g = i / ARITY;
-        let (m, c) = summarise_leaves(&self.leaves, g);
-        let first = &mut self.levels[0];
-        if first.max[g] == m && first.count[g] == c {
+        let s = summarise_leaves(&self.leaves, g);
+        if !self.levels[0].store(g, s) {
             return;
         }
-        first.max[g] = m;
-        first.count[g] = c;
         for l in 1..self.levels.len() {
             g /= ARITY;
-            let (m, c) = self.levels[l - 1].summarise(g);
-            let above = &mut self.levels[l];
-            if above.max[g] == m && above.count[g] == c {
+            let s = self.levels[l - 1].summarise(g);
+            if !self.levels[l].store(g, s) {
                 return;
             }
-            above.max[g] = m;
-            above.count[g] = c;
         }
     }
 
@@ -148,6 +166,11 @@ impl MaxTree {
             Some(root) => (root.max[0], root.count[0]),
             None => (0, 0),
         }
+    }
+
+    /// How many leaves are non-zero.
+    pub fn nonzero(&self) -> u32 {
+        self.levels.last().map_or(0, |root| root.nonzero[0])
     }
 
     /// The leaf index of the `k`-th (0-based, in leaf order) leaf holding the maximum; `k` must
@@ -184,6 +207,153 @@ impl MaxTree {
             }
         }
         last
+    }
+
+    /// The maximum over leaves `lo..hi` (clamped to the tree) and how many of them hold it
+    /// ((0, 0) when all are 0 or the range is empty).
+    pub fn range_top(&self, lo: usize, hi: usize) -> (u128, u32) {
+        let (mut m, mut c) = (0u128, 0u32);
+        self.for_each_piece(lo, hi, |tier, i| {
+            let (pm, pc, _) = self.piece(tier, i);
+            if pm > m {
+                (m, c) = (pm, pc);
+            } else if pm == m {
+                c += pc;
+            }
+            true
+        });
+        (m, c)
+    }
+
+    /// The leaf index of the `k`-th (0-based, in leaf order) leaf of `lo..hi` holding
+    /// `target`, which must be the maximum of that range ([`MaxTree::range_top`]); `None` when
+    /// fewer than `k + 1` leaves of the range hold it.
+    pub fn kth_max_in(&self, lo: usize, hi: usize, target: u128, mut k: u32) -> Option<usize> {
+        if target == 0 {
+            return None;
+        }
+        let mut found = None;
+        self.for_each_piece(lo, hi, |tier, i| {
+            let (pm, pc, _) = self.piece(tier, i);
+            if pm == target {
+                if k < pc {
+                    found = Some(self.descend(tier, i, k, |t, j| {
+                        let (m, c, _) = self.piece(t, j);
+                        if m == target {
+                            c
+                        } else {
+                            0
+                        }
+                    }));
+                    return false;
+                }
+                k -= pc;
+            }
+            true
+        });
+        found
+    }
+
+    /// The leaf index of the `k`-th (0-based, in leaf order) non-zero leaf of `lo..hi`, or
+    /// `Err(n)` with the number `n ≤ k` of non-zero leaves in the range when there are fewer.
+    pub fn kth_nonzero_in(&self, lo: usize, hi: usize, mut k: u32) -> Result<usize, u32> {
+        let mut found = None;
+        let mut seen = 0;
+        self.for_each_piece(lo, hi, |tier, i| {
+            let (_, _, nz) = self.piece(tier, i);
+            if k < nz {
+                found = Some(self.descend(tier, i, k, |t, j| self.piece(t, j).2));
+                return false;
+            }
+            k -= nz;
+            seen += nz;
+            true
+        });
+        found.ok_or(seen)
+    }
+
+    /// Entries in tier `tier` (0: the leaves, `t ≥ 1`: inner level `t − 1`).
+    #[inline]
+    fn tier_len(&self, tier: usize) -> usize {
+        if tier == 0 {
+            self.leaves.len()
+        } else {
+            self.levels[tier - 1].max.len()
+        }
+    }
+
+    /// (maximum, count of it, non-zero leaves) of entry `i` of tier `tier`.
+    #[inline]
+    fn piece(&self, tier: usize, i: usize) -> (u128, u32, u32) {
+        if tier == 0 {
+            let v = self.leaves[i];
+            let nz = u32::from(v != 0);
+            (v, nz, nz)
+        } else {
+            let l = &self.levels[tier - 1];
+            (l.max[i], l.count[i], l.nonzero[i])
+        }
+    }
+
+    /// From entry `i` of tier `tier` down to the leaf that is the `k`-th of those `weight`
+    /// counts (`weight(tier, entry)`: how many counted leaves lie below an entry, the sum of its
+    /// children's weights).
+    fn descend(&self, mut tier: usize, mut i: usize, mut k: u32, weight: impl Fn(usize, usize) -> u32) -> usize {
+        while tier > 0 {
+            let lo = i * ARITY;
+            let hi = (lo + ARITY).min(self.tier_len(tier - 1));
+            let mut next = hi - 1;
+            for j in lo..hi {
+                let w = weight(tier - 1, j);
+                if k < w {
+                    next = j;
+                    break;
+                }
+                k -= w;
+            }
+            i = next;
+            tier -= 1;
+        }
+        i
+    }
+
+    /// Calls `f(tier, entry)` for the entries that together cover leaves `lo..hi` exactly, in
+    /// leaf order (at most `2 · (ARITY − 1)` per tier), until `f` returns false.
+    fn for_each_piece(&self, mut lo: usize, hi: usize, mut f: impl FnMut(usize, usize) -> bool) {
+        let mut hi = hi.min(self.leaves.len());
+        let mut right = [(0u8, 0u32); RIGHT_PIECES];
+        let mut nr = 0;
+        let mut tier = 0;
+        while lo < hi {
+            if tier == self.levels.len() {
+                // The root tier has one entry.
+                for i in lo..hi {
+                    if !f(tier, i) {
+                        return;
+                    }
+                }
+                break;
+            }
+            while lo < hi && !lo.is_multiple_of(ARITY) {
+                if !f(tier, lo) {
+                    return;
+                }
+                lo += 1;
+            }
+            while hi > lo && !hi.is_multiple_of(ARITY) {
+                hi -= 1;
+                right[nr] = (tier as u8, hi as u32);
+                nr += 1;
+            }
+            lo /= ARITY;
+            hi /= ARITY;
+            tier += 1;
+        }
+        for &(tier, i) in right[..nr].iter().rev() {
+            if !f(tier as usize, i as usize) {
+                return;
+            }
+        }
     }
 }
 
@@ -235,6 +405,41 @@ mod tests {
                     let k = rng.below(holders.len());
                     assert_eq!(t.kth_max(k as u32), holders[k], "len {len} step {step} k {k}");
                 }
+            }
+        }
+    }
+
+    /// Range maximum, its k-th holder and the k-th non-zero leaf against a plain scan of the
+    /// same range, for random ranges (empty, single-leaf, crossing group and level borders,
+    /// whole tree) after random updates, with few distinct values so ties and zeros are common.
+    #[test]
+    fn range_queries_agree_with_a_plain_scan() {
+        let mut rng = SeededRng::new(11);
+        for len in [1, 2, 15, 16, 17, 255, 256, 257, 4097, 5000] {
+            let mut plain = vec![0u128; len];
+            let mut t = MaxTree::new(len);
+            for step in 0..1500 {
+                let i = rng.below(len);
+                let v = rng.below(4) as u128;
+                plain[i] = v;
+                t.set(i, v);
+                assert_eq!(t.nonzero() as usize, plain.iter().filter(|&&x| x != 0).count(), "len {len} step {step}");
+                let a = rng.below(len + 1);
+                let b = if step % 7 == 0 { len } else { rng.below(len + 1) };
+                let (lo, hi) = (a.min(b), a.max(b));
+                let slice = &plain[lo..hi];
+                let m = slice.iter().copied().max().unwrap_or(0);
+                let holders: Vec<usize> = (lo..hi).filter(|&j| m != 0 && plain[j] == m).collect();
+                assert_eq!(t.range_top(lo, hi), (m, holders.len() as u32), "len {len} {lo}..{hi}");
+                if !holders.is_empty() {
+                    let k = rng.below(holders.len());
+                    assert_eq!(t.kth_max_in(lo, hi, m, k as u32), Some(holders[k]), "len {len} {lo}..{hi} k {k}");
+                }
+                assert_eq!(t.kth_max_in(lo, hi, m, holders.len() as u32), None, "past the last holder");
+                let nonzero: Vec<usize> = (lo..hi).filter(|&j| plain[j] != 0).collect();
+                let k = rng.below(nonzero.len() + 2);
+                let want = nonzero.get(k).copied().ok_or(nonzero.len() as u32);
+                assert_eq!(t.kth_nonzero_in(lo, hi, k as u32), want, "len {len} {lo}..{hi} k {k}");
             }
         }
     }
