@@ -1,11 +1,20 @@
 //! A seeded, production-like cluster for the fast-path property tests (issue 10): what the
 //! plain [`crate::workload`] leaves out. Mixed GPU and CPU nodes in zones, PreferNoSchedule
 //! and NoSchedule taints, an unschedulable node; running pods already on the nodes, some of
-//! them terminating (Releasing); several queues with capability and guarantee; pending gang
-//! jobs with required and preferred node affinity, tolerations, inter-pod affinity and
-//! anti-affinity, topology spread (hard and soft), GPU requests, and best-effort pods.
-//! [`next_cycle`] turns a cycle's decisions into the next cycle's cluster (binds run, some
-//! running pods start terminating, terminating pods go), so several cycles can be compared.
+//! them terminating (Releasing), a GPU training pod on every GPU node; tasks pipelined in an
+//! earlier cycle onto the releasing GPUs of a node; several queues with capability and
+//! guarantee; pending gang jobs with required and preferred node affinity, tolerations,
+//! inter-pod affinity and anti-affinity, topology spread (hard and soft), GPU requests, and
+//! best-effort pods. [`next_cycle`] turns a cycle's decisions into the next cycle's cluster
+//! (binds run, PodGroups take their status, some running pods start terminating, most
+//! terminating pods go), so several cycles can be compared.
+//!
+//! Pipelined is a session state only (volcano-behaviour.md §1 Statement: a pipelined task is
+//! not committed, it returns to Pending when the session ends), so a task pipelined in an
+//! earlier cycle is, in the cluster, a Pending pod of an Inqueue PodGroup whose `Unschedulable`
+//! condition that cycle wrote, waiting for a node whose pods are still terminating: its request
+//! exceeds that node's idle resources and every node's idle GPUs (else it would have been
+//! allocated), and fits the node's FutureIdle (idle + releasing, §1 NodeInfo).
 //!
 //! Same spec and seed ⇒ same deltas.
 
@@ -119,7 +128,7 @@ pub fn generate(spec: &MixedSpec) -> Vec<Delta> {
             name: format!("node-{n:05}"),
             labels,
             taints,
-            unschedulable: n % 53 == 52,
+            unschedulable: unschedulable(n),
             capacity: alloc.clone(),
             allocatable: alloc,
             ready: true,
@@ -140,8 +149,83 @@ pub fn generate(spec: &MixedSpec) -> Vec<Delta> {
             out.push(Delta::Pod(p));
         }
     }
+    out.extend(pipelined_from_earlier_cycle(&mut rng, spec));
     for j in 0..spec.jobs {
         out.extend(job(&mut rng, j, 1 + j as i64));
+    }
+    out
+}
+
+/// Whether node `n` is cordoned (`spec.unschedulable`).
+fn unschedulable(n: usize) -> bool {
+    n % 53 == 52
+}
+
+/// GPUs (in milli-units, as node allocatable counts them) of a GPU node.
+const NODE_GPUS: i64 = 8000;
+
+fn gpu_toleration() -> Toleration {
+    Toleration {
+        key: "nvidia.com/gpu".into(),
+        op: TolerationOp::Exists,
+        value: String::new(),
+        effect: Some(TaintEffect::NoSchedule),
+    }
+}
+
+/// A training pod of 4–8 GPUs on every GPU node (a third of them terminating, so their GPUs
+/// are Releasing), then the tasks an earlier cycle pipelined onto those releasing GPUs: one per
+/// draining node that is not cordoned, in jobs of one or two tasks (queue `gpu`, PodGroup Inqueue with the
+/// `Unschedulable` condition that cycle wrote). Each asks more GPUs than any GPU node has idle
+/// and at most its node's FutureIdle (all its GPUs: idle + releasing).
+fn pipelined_from_earlier_cycle(rng: &mut SeededRng, spec: &MixedSpec) -> Vec<Delta> {
+    let mut out = Vec::new();
+    let mut draining = Vec::new();
+    let mut max_idle = 0;
+    for n in (0..spec.nodes).filter(|n| n % 4 == 0) {
+        let gpus = 4000 + 1000 * rng.below(5) as i64;
+        let name = format!("train-{n:05}");
+        out.push(Delta::PodGroup(group("train", &name, "gpu", 1, PodGroupPhase::Running, 0)));
+        let mut p = pod("train", &name, &name, 8000, 32 * GIB, gpus, 0);
+        p.tolerations.push(gpu_toleration());
+        p.labels.insert("app".into(), "train".into());
+        p.node_name = format!("node-{n:05}");
+        p.phase = PodPhase::Running;
+        p.deleting = rng.below(3) == 0;
+        if p.deleting && !unschedulable(n) {
+            draining.push(n);
+        }
+        max_idle = max_idle.max(NODE_GPUS - gpus);
+        out.push(Delta::Pod(p));
+    }
+    // A Releasing pod's GPUs are not idle yet (§1 NodeInfo AddTask), so every GPU node has
+    // 0–4 GPUs idle; the pipelined task asks more than the most of them, so no node fitted it
+    // idle in the earlier cycle, and at most all 8 of its node, which its FutureIdle holds.
+    let mut i = 0;
+    while i < draining.len() {
+        let size = (1 + rng.below(2)).min(draining.len() - i);
+        let name = format!("pipe-{i:05}");
+        let mut g = group("team-p", &name, "gpu", size as i32, PodGroupPhase::Inqueue, 0);
+        g.conditions.push(PodGroupCondition {
+            kind: "Unschedulable".into(),
+            status: "True".into(),
+            transition_id: "earlier-cycle".into(),
+            reason: "NotEnoughResources".into(),
+            message: format!(
+                "{size}/{size} tasks in gang unschedulable: pod group is not ready, {size} Pipelined, {size} minAvailable"
+            ),
+        });
+        out.push(Delta::PodGroup(g));
+        for k in 0..size {
+            let steps = (NODE_GPUS - max_idle) / 1000;
+            let gpus = max_idle + 1000 * (1 + rng.below(steps.max(1) as usize) as i64);
+            let mut p = pod("team-p", &format!("{name}-{k}"), &name, 4000, 16 * GIB, gpus.min(NODE_GPUS), 0);
+            p.tolerations.push(gpu_toleration());
+            p.labels.insert("job".into(), name.clone());
+            p.labels.insert("app".into(), "train".into());
+            out.push(Delta::Pod(p));
+        }
+        i += size;
     }
     out
 }
@@ -172,12 +256,7 @@ fn job(rng: &mut SeededRng, j: usize, created: i64) -> Vec<Delta> {
         p.labels.insert("job".into(), name.clone());
         p.labels.insert("app".into(), format!("svc-{}", rng.below(6)));
         if kind == 0 && rng.below(2) == 0 {
-            p.tolerations.push(Toleration {
-                key: "nvidia.com/gpu".into(),
-                op: TolerationOp::Exists,
-                value: String::new(),
-                effect: Some(TaintEffect::NoSchedule),
-            });
+            p.tolerations.push(gpu_toleration());
         }
         match rng.below(9) {
             0 => {
@@ -239,8 +318,11 @@ fn job(rng: &mut SeededRng, j: usize, created: i64) -> Vec<Delta> {
 }
 
 /// The cluster after `d`, for the next cycle: bound pods run on their node, PodGroups take
-/// their new phase, terminating pods are gone, every 5th running pod starts terminating, and
-/// `new_jobs` more pending jobs arrive (numbered from `first_job`).
+/// their new phase and conditions, two thirds of the terminating pods are gone (the others have
+/// a longer grace period, so tasks pipelined onto them this cycle still wait for them in the
+/// next), every 5th running pod starts terminating, and `new_jobs` more pending jobs arrive
+/// (numbered from `first_job`). Pipelined tasks stay Pending pods: Volcano does not persist the
+/// Pipelined state.
 pub fn next_cycle(c: &Cluster, d: &Decisions, rng_seed: u64, first_job: usize, new_jobs: usize) -> Vec<Delta> {
     let mut rng = SeededRng::new(rng_seed);
     let mut out = Vec::new();
@@ -252,9 +334,9 @@ pub fn next_cycle(c: &Cluster, d: &Decisions, rng_seed: u64, first_job: usize, n
             s.node_name = c.node(n).map(|n| n.spec.name.clone()).unwrap_or_default();
             s.phase = PodPhase::Running;
             out.push(Delta::Pod(s));
-        } else if s.deleting {
+        } else if s.deleting && rng.below(3) != 0 {
             out.push(Delta::PodDeleted { namespace: s.namespace.clone(), name: s.name.clone() });
-        } else if s.phase == PodPhase::Running && rng.below(5) == 0 {
+        } else if s.phase == PodPhase::Running && !s.deleting && rng.below(5) == 0 {
             let mut s = s.clone();
             s.deleting = true;
             out.push(Delta::Pod(s));
@@ -264,6 +346,7 @@ pub fn next_cycle(c: &Cluster, d: &Decisions, rng_seed: u64, first_job: usize, n
         if let Some(g) = c.pod_group(st.group) {
             let mut g = g.spec.clone();
             g.phase = st.phase;
+            g.conditions = st.conditions.clone();
             out.push(Delta::PodGroup(g));
         }
     }
@@ -271,4 +354,43 @@ pub fn next_cycle(c: &Cluster, d: &Decisions, rng_seed: u64, first_job: usize, n
         out.extend(job(&mut rng, j, 1_000_000 + j as i64));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conf::SchedulerConf;
+    use crate::{run_cycle, CycleOptions};
+
+    /// The tasks pipelined in an earlier cycle are what that cycle would have left: with no
+    /// other pending work, the plain scan (class path off) pipelines every one of them again,
+    /// each onto a node whose training pod is terminating, none is allocated (no node has
+    /// their GPUs idle), and their PodGroups stay Inqueue.
+    #[test]
+    fn earlier_pipelined_tasks_wait_for_releasing_gpus_again() {
+        for seed in 1..=4 {
+            let spec = MixedSpec { nodes: 120, jobs: 0, running_per_node: 2, seed };
+            let mut c = Cluster::new();
+            for d in generate(&spec) {
+                c.apply(d).expect("generated objects are valid");
+            }
+            let pipe: Vec<_> = c.pods().filter(|(_, p)| p.spec.namespace == "team-p").map(|(id, _)| id).collect();
+            assert!(pipe.len() >= 3, "seed {seed}: only {} pipelined tasks generated", pipe.len());
+            let mut conf = SchedulerConf::default();
+            conf.options.class_cache = false;
+            let d = run_cycle(&c, &conf, &CycleOptions { seed, cycle: 1 });
+            assert!(d.binds.iter().all(|b| !pipe.contains(&b.pod)), "seed {seed}: a pipelined task fitted idle GPUs");
+            for id in &pipe {
+                let name = &c.pod(*id).expect("pod").spec.name;
+                let on = d.pipelined.iter().find(|x| x.pod == *id).map(|x| x.node);
+                let Some(n) = on else { panic!("seed {seed}: {name} was not pipelined again") };
+                let node = &c.node(n).expect("node").spec.name;
+                let draining = c.pods().any(|(_, p)| p.spec.node_name == *node && p.spec.deleting && p.spec.namespace == "train");
+                assert!(draining, "seed {seed}: {name} pipelined onto {node}, which releases no GPUs");
+            }
+            for st in d.pod_groups.iter().filter(|st| c.pod_group(st.group).is_some_and(|g| g.spec.namespace == "team-p")) {
+                assert_eq!(st.phase, PodGroupPhase::Inqueue, "seed {seed}");
+            }
+        }
+    }
 }

@@ -1,10 +1,12 @@
 //! The fast path (task classes, kept session layout, affinity index) against the plain
 //! reference scan on production-like clusters (`workload_mixed`: running and Releasing pods,
-//! GPU and CPU nodes, PreferNoSchedule and NoSchedule taints, node affinity required and
-//! preferred, inter-pod affinity and anti-affinity, topology spread, queues with capability
-//! and guarantee, best-effort pods), over several cycles, with node sampling off and on, with
-//! 1 and 2 threads, with the kept layout and without. Every cycle's decisions (binds,
-//! pipelined tasks, pending pods' reasons, PodGroup and Queue status) must be identical.
+//! tasks pipelined in an earlier cycle onto releasing GPUs, GPU and CPU nodes, PreferNoSchedule
+//! and NoSchedule taints, node affinity required and preferred, inter-pod affinity and
+//! anti-affinity, topology spread, queues with capability and guarantee, best-effort pods),
+//! over several cycles, with node sampling off and on, with 1 and 2 threads, with the kept
+//! layout and without. Every cycle's decisions (binds, pipelined tasks, pending pods' reasons,
+//! PodGroup and Queue status) must be identical, and the reference must bind and pipeline
+//! something.
 
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
@@ -60,6 +62,8 @@ fn compare_sampling(spec: &MixedSpec, conf: &SchedulerConf, cycles: u64, paths: 
         let reference = run(spec, conf, Path { sampling, ..PLAIN }, cycles);
         let binds: usize = reference.iter().map(|d| d.binds.len()).sum();
         assert!(binds > 0, "{spec:?}: nothing bound, the comparison would be empty");
+        let pipelined: usize = reference.iter().map(|d| d.pipelined.len()).sum();
+        assert!(pipelined > 0, "{spec:?}: nothing pipelined, the FutureIdle tier would not be compared");
         for &p in paths {
             let p = Path { sampling, ..p };
             let got = run(spec, conf, p, cycles);
