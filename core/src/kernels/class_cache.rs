@@ -10,8 +10,9 @@
 //! `numNodesToFind`) is a window of the same tree: the plain scan checks nodes from the action's
 //! rotating start and stops at the `numNodesToFind`-th feasible one, so its candidates are
 //! exactly the feasible leaves between the start and that node (wrapping past the last node).
-//! The tree's non-zero counts find that node and its range maximum the best candidate, in
-//! O(log n) per task; the start then moves past the window as the plain scan's does.
+//! One walk down the tree's non-zero counts finds that node and the entries covering the
+//! window, whose maxima give the best candidate, in O(ARITY · log n) per task; the start then
+//! moves past the window as the plain scan's does.
 //!
 //! The result is exactly the plain scan's (`actions::nodes`), which the tests check: the same
 //! predicate and score functions run, only fewer times. Leaves are computed without inter-pod
@@ -23,7 +24,7 @@
 //! PreferNoSchedule taints the class does not tolerate (their score is normalised across the
 //! candidate nodes).
 
-use super::maxtree::MaxTree;
+use super::maxtree::{MaxTree, Window};
 use crate::actions::nodes::NodeScan;
 use crate::intern::Sym;
 use crate::limits::PARALLEL_NODE_THRESHOLD;
@@ -85,6 +86,8 @@ pub struct ClassCache {
     touched: Vec<u32>,
     /// Nodes masked for the current pick with their keys, restored in reverse order.
     masked: Vec<(u32, u128)>,
+    /// The current pick's sampling window ([`window`]).
+    window: Window,
     /// Hasher of the class keys.
     hasher: hashbrown::DefaultHashBuilder,
     /// A context without inter-pod state: leaves never depend on one task's terms.
@@ -208,55 +211,41 @@ fn key(idle: bool, score: f64) -> u128 {
     (if idle { 2u128 } else { 1 }) << 64 | ordered as u128
 }
 
-/// The nodes a sampled predicate scan from `start` processes over a class whose feasible nodes
-/// are `tree`'s non-zero leaves, as up to two leaf ranges in scan order (from `start` to the
-/// end, then from node 0), and their number. The plain scan ([`crate::actions::nodes`]) stops
-/// right after the `want`-th feasible node (at the first when `want` is 0); with `want ≥ nn`, or
-/// fewer feasible nodes than `want`, it processes every node.
-fn window(tree: &MaxTree, start: usize, nn: usize, want: usize) -> ([(usize, usize); 2], usize) {
-    let full = ([(start, nn), (0, start)], nn);
-    if want >= nn {
-        return full;
-    }
-    let k = want.max(1) as u32 - 1;
-    match tree.kth_nonzero_in(start, nn, k) {
-        Ok(p) => ([(start, p + 1), (0, 0)], p + 1 - start),
-        Err(after) => match tree.kth_nonzero_in(0, start, k - after) {
-            Ok(p) => ([(start, nn), (0, p + 1)], nn - start + p + 1),
-            Err(_) => full,
+/// Into `w`, in scan order (from `start` to the last node, then from node 0): the nodes a
+/// predicate scan from `start` processes over a class whose feasible nodes are `tree`'s
+/// non-zero leaves; returns their number. The plain scan
+/// ([`crate::actions::nodes::predicate_nodes`]) stops right after the `want`-th feasible node
+/// (at the first when `want` is 0); with `want ≥ nn`, or fewer feasible nodes than `want`, it
+/// processes every node.
+fn window(tree: &MaxTree, start: usize, nn: usize, want: usize, w: &mut Window) -> usize {
+    w.clear();
+    let k = if want >= nn { u32::MAX } else { want.max(1) as u32 - 1 };
+    match tree.extend_window(start, nn, k, w) {
+        Ok(p) => p + 1 - start,
+        Err(after) => match tree.extend_window(0, start, k - after, w) {
+            Ok(p) => nn - start + p + 1,
+            Err(_) => nn,
         },
     }
 }
 
-/// The best leaf of `ranges` (in their order; the tree has `nn` leaves): the maximum key, a random one of its holders
-/// when several tie (drawn as [`crate::actions::nodes::best_node`] draws: only when there are
-/// several, uniformly by position in scan order). `None` when every leaf there is 0.
-fn best_in(tree: &MaxTree, nn: usize, ranges: &[(usize, usize); 2], rng: &mut crate::rng::SeededRng) -> Option<usize> {
-    if ranges[0] == (0, nn) && ranges[1].1 == 0 {
-        // The whole tree in node order: the root has the answer.
-        let (_, ties) = tree.top();
-        if ties == 0 {
-            return None;
-        }
-        let k = if ties > 1 { rng.below(ties as usize) as u32 } else { 0 };
-        return Some(tree.kth_max(k));
-    }
-    let [(a0, a1), (b0, b1)] = *ranges;
-    let (ma, ca) = tree.range_top(a0, a1);
-    let (mb, cb) = tree.range_top(b0, b1);
-    let m = ma.max(mb);
-    if m == 0 {
+/// The best leaf of window `w`: its maximum key, a random one of the holders when several tie
+/// (drawn as [`crate::actions::nodes::best_node`] draws: only when there are several, uniformly
+/// by position in scan order). `None` when every leaf there is 0.
+fn best_of(tree: &MaxTree, w: &Window, rng: &mut crate::rng::SeededRng) -> Option<usize> {
+    let k = if w.ties > 1 { rng.below(w.ties as usize) as u32 } else { 0 };
+    tree.kth_max_in_window(w, k)
+}
+
+/// The best leaf of the whole tree in node order (the plain scan's choice when it processes
+/// every node from node 0): read from the root.
+fn best_of_all(tree: &MaxTree, rng: &mut crate::rng::SeededRng) -> Option<usize> {
+    let (_, ties) = tree.top();
+    if ties == 0 {
         return None;
     }
-    let ca = if ma == m { ca } else { 0 };
-    let cb = if mb == m { cb } else { 0 };
-    let ties = ca + cb;
     let k = if ties > 1 { rng.below(ties as usize) as u32 } else { 0 };
-    if k < ca {
-        tree.kth_max_in(a0, a1, m, k)
-    } else {
-        tree.kth_max_in(b0, b1, m, k - ca)
-    }
+    Some(tree.kth_max(k))
 }
 
 impl Class {
@@ -370,8 +359,13 @@ impl ClassCache {
         } else {
             let want = ssn.state.options().nodes_to_find(nn);
             let start = scan.start() % nn;
-            let (ranges, processed) = window(tree, start, nn, want);
-            match best_in(tree, nn, &ranges, &mut ssn.state.rng) {
+            let (best, processed) = if want >= nn && start == 0 {
+                (best_of_all(tree, &mut ssn.state.rng), nn)
+            } else {
+                let processed = window(tree, start, nn, want, &mut self.window);
+                (best_of(tree, &self.window, &mut ssn.state.rng), processed)
+            };
+            match best {
                 Some(n) => {
                     scan.advance(processed);
                     Pick::Node(NodeIdx(n as u32))

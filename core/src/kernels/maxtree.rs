@@ -77,6 +77,48 @@ fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32, u32) {
     (m, c, nz)
 }
 
+/// A run of leaves one tree entry summarises (a single leaf in tier 0), with its maximum and
+/// how many of its leaves hold it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    tier: u8,
+    index: u32,
+    max: u128,
+    count: u32,
+}
+
+/// A run of leaves as the tree entries that cover it, in leaf order, with the run's maximum
+/// and how many leaves hold it: the window of a sampled scan
+/// ([`MaxTree::extend_window`]). Reused between picks, so it allocates only while it grows.
+#[derive(Clone, Debug, Default)]
+pub struct Window {
+    pieces: Vec<Piece>,
+    /// The maximum key over the window (0: every leaf is 0, or the window is empty).
+    pub max: u128,
+    /// How many leaves of the window hold `max` (0 when `max` is 0).
+    pub ties: u32,
+    /// Position in `pieces` of the first piece holding `max`.
+    first: usize,
+}
+
+impl Window {
+    /// Empties the window.
+    pub fn clear(&mut self) {
+        self.pieces.clear();
+        (self.max, self.ties, self.first) = (0, 0, 0);
+    }
+
+    #[inline]
+    fn push(&mut self, p: Piece) {
+        if p.max > self.max {
+            (self.max, self.ties, self.first) = (p.max, p.count, self.pieces.len());
+        } else if p.max == self.max {
+            self.ties += p.count;
+        }
+        self.pieces.push(p);
+    }
+}
+
 /// Max-tree over `len` leaves.
 #[derive(Clone, Debug, Default)]
 pub struct MaxTree {
@@ -209,67 +251,72 @@ impl MaxTree {
         last
     }
 
-    /// The maximum over leaves `lo..hi` (clamped to the tree) and how many of them hold it
-    /// ((0, 0) when all are 0 or the range is empty).
-    pub fn range_top(&self, lo: usize, hi: usize) -> (u128, u32) {
-        let (mut m, mut c) = (0u128, 0u32);
-        self.for_each_piece(lo, hi, |tier, i| {
-            let (pm, pc, _) = self.piece(tier, i);
-            if pm > m {
-                (m, c) = (pm, pc);
-            } else if pm == m {
-                c += pc;
-            }
-            true
-        });
-        (m, c)
-    }
-
-    /// The leaf index of the `k`-th (0-based, in leaf order) leaf of `lo..hi` holding
-    /// `target`, which must be the maximum of that range ([`MaxTree::range_top`]); `None` when
-    /// fewer than `k + 1` leaves of the range hold it.
-    pub fn kth_max_in(&self, lo: usize, hi: usize, target: u128, mut k: u32) -> Option<usize> {
-        if target == 0 {
-            return None;
-        }
-        let mut found = None;
-        self.for_each_piece(lo, hi, |tier, i| {
-            let (pm, pc, _) = self.piece(tier, i);
-            if pm == target {
-                if k < pc {
-                    found = Some(self.descend(tier, i, k, |t, j| {
-                        let (m, c, _) = self.piece(t, j);
-                        if m == target {
-                            c
-                        } else {
-                            0
-                        }
-                    }));
-                    return false;
-                }
-                k -= pc;
-            }
-            true
-        });
-        found
-    }
-
-    /// The leaf index of the `k`-th (0-based, in leaf order) non-zero leaf of `lo..hi`, or
-    /// `Err(n)` with the number `n ≤ k` of non-zero leaves in the range when there are fewer.
-    pub fn kth_nonzero_in(&self, lo: usize, hi: usize, mut k: u32) -> Result<usize, u32> {
+    /// Extends `w` with leaves `lo` up to and including the `k`-th (0-based) non-zero leaf of
+    /// `lo..hi`, and returns `Ok` with that leaf; or, when the range holds only `n ≤ k`
+    /// non-zero leaves, with the whole range, returning `Err(n)`. One walk of the tree gives the
+    /// end of a sampled scan's window and the window's maximum and ties;
+    /// [`MaxTree::kth_max_in_window`] then picks among them without walking the range again.
+    pub fn extend_window(&self, lo: usize, hi: usize, mut k: u32, w: &mut Window) -> Result<usize, u32> {
         let mut found = None;
         let mut seen = 0;
         self.for_each_piece(lo, hi, |tier, i| {
-            let (_, _, nz) = self.piece(tier, i);
-            if k < nz {
-                found = Some(self.descend(tier, i, k, |t, j| self.piece(t, j).2));
-                return false;
+            let (m, c, nz) = self.piece(tier, i);
+            if k >= nz {
+                k -= nz;
+                seen += nz;
+                w.push(Piece { tier: tier as u8, index: i as u32, max: m, count: c });
+                return true;
             }
-            k -= nz;
-            seen += nz;
-            true
+            // The k-th non-zero leaf is below this entry: keep the children before it whole.
+            let (mut tier, mut i) = (tier, i);
+            while tier > 0 {
+                let first = i * ARITY;
+                let last = (first + ARITY).min(self.tier_len(tier - 1));
+                let mut next = last - 1;
+                for j in first..last {
+                    let (m, c, nz) = self.piece(tier - 1, j);
+                    if k < nz {
+                        next = j;
+                        break;
+                    }
+                    k -= nz;
+                    w.push(Piece { tier: tier as u8 - 1, index: j as u32, max: m, count: c });
+                }
+                i = next;
+                tier -= 1;
+            }
+            let v = self.leaves[i];
+            w.push(Piece { tier: 0, index: i as u32, max: v, count: u32::from(v != 0) });
+            found = Some(i);
+            false
         });
         found.ok_or(seen)
+    }
+
+    /// The leaf index of the `k`-th (0-based, in window order) leaf of `w` holding the window's
+    /// maximum; `None` when `k` is not below [`Window::ties`].
+    pub fn kth_max_in_window(&self, w: &Window, mut k: u32) -> Option<usize> {
+        let target = w.max;
+        if target == 0 {
+            return None;
+        }
+        for p in &w.pieces[w.first..] {
+            if p.max != target {
+                continue;
+            }
+            if k < p.count {
+                return Some(self.descend(p.tier as usize, p.index as usize, k, |t, j| {
+                    let (m, c, _) = self.piece(t, j);
+                    if m == target {
+                        c
+                    } else {
+                        0
+                    }
+                }));
+            }
+            k -= p.count;
+        }
+        None
     }
 
     /// Entries in tier `tier` (0: the leaves, `t ≥ 1`: inner level `t − 1`).
@@ -320,7 +367,32 @@ impl MaxTree {
     /// Calls `f(tier, entry)` for the entries that together cover leaves `lo..hi` exactly, in
     /// leaf order (at most `2 · (ARITY − 1)` per tier), until `f` returns false.
     fn for_each_piece(&self, mut lo: usize, hi: usize, mut f: impl FnMut(usize, usize) -> bool) {
-        let mut hi = hi.min(self.leaves.len());
+        if hi >= self.leaves.len() {
+            // A range to the end: each tier's last entry covers the partial group below it,
+            // so only the left border needs single entries (a sampled scan's usual window).
+            let mut tier = 0;
+            loop {
+                let len = self.tier_len(tier);
+                if tier == self.levels.len() {
+                    if lo < len {
+                        f(tier, lo);
+                    }
+                    return;
+                }
+                while lo < len && !lo.is_multiple_of(ARITY) {
+                    if !f(tier, lo) {
+                        return;
+                    }
+                    lo += 1;
+                }
+                if lo >= len {
+                    return;
+                }
+                lo /= ARITY;
+                tier += 1;
+            }
+        }
+        let mut hi = hi;
         let mut right = [(0u8, 0u32); RIGHT_PIECES];
         let mut nr = 0;
         let mut tier = 0;
@@ -409,12 +481,14 @@ mod tests {
         }
     }
 
-    /// Range maximum, its k-th holder and the k-th non-zero leaf against a plain scan of the
-    /// same range, for random ranges (empty, single-leaf, crossing group and level borders,
-    /// whole tree) after random updates, with few distinct values so ties and zeros are common.
+    /// The window up to the k-th non-zero leaf of a range (or of the whole range), its
+    /// maximum, ties and k-th holder against a plain scan of the same leaves, for random ranges
+    /// (empty, single-leaf, crossing group and level borders, whole tree) after random updates,
+    /// with few distinct values so ties and zeros are common.
     #[test]
-    fn range_queries_agree_with_a_plain_scan() {
+    fn windows_agree_with_a_plain_scan() {
         let mut rng = SeededRng::new(11);
+        let mut w = Window::default();
         for len in [1, 2, 15, 16, 17, 255, 256, 257, 4097, 5000] {
             let mut plain = vec![0u128; len];
             let mut t = MaxTree::new(len);
@@ -427,19 +501,21 @@ mod tests {
                 let a = rng.below(len + 1);
                 let b = if step % 7 == 0 { len } else { rng.below(len + 1) };
                 let (lo, hi) = (a.min(b), a.max(b));
-                let slice = &plain[lo..hi];
-                let m = slice.iter().copied().max().unwrap_or(0);
-                let holders: Vec<usize> = (lo..hi).filter(|&j| m != 0 && plain[j] == m).collect();
-                assert_eq!(t.range_top(lo, hi), (m, holders.len() as u32), "len {len} {lo}..{hi}");
-                if !holders.is_empty() {
-                    let k = rng.below(holders.len());
-                    assert_eq!(t.kth_max_in(lo, hi, m, k as u32), Some(holders[k]), "len {len} {lo}..{hi} k {k}");
-                }
-                assert_eq!(t.kth_max_in(lo, hi, m, holders.len() as u32), None, "past the last holder");
                 let nonzero: Vec<usize> = (lo..hi).filter(|&j| plain[j] != 0).collect();
-                let k = rng.below(nonzero.len() + 2);
+                let k = if step % 5 == 0 { u32::MAX as usize } else { rng.below(nonzero.len() + 2) };
                 let want = nonzero.get(k).copied().ok_or(nonzero.len() as u32);
-                assert_eq!(t.kth_nonzero_in(lo, hi, k as u32), want, "len {len} {lo}..{hi} k {k}");
+                w.clear();
+                let got = t.extend_window(lo, hi, k as u32, &mut w);
+                assert_eq!(got, want, "len {len} {lo}..{hi} k {k}");
+                // The window covers exactly the leaves from `lo` through that one.
+                let end = got.map_or(hi, |p| p + 1);
+                let m = plain[lo..end].iter().copied().max().unwrap_or(0);
+                let holders: Vec<usize> = (lo..end).filter(|&j| m != 0 && plain[j] == m).collect();
+                assert_eq!((w.max, w.ties), (m, holders.len() as u32), "len {len} {lo}..{end}");
+                for (j, &h) in holders.iter().enumerate() {
+                    assert_eq!(t.kth_max_in_window(&w, j as u32), Some(h), "len {len} {lo}..{end} tie {j}");
+                }
+                assert_eq!(t.kth_max_in_window(&w, holders.len() as u32), None, "past the last holder");
             }
         }
     }

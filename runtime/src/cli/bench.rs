@@ -1,6 +1,8 @@
 //! `basalt bench`: time session open (cold, on an unchanged cluster copy, and after a live
 //! cycle's changes) and one full cycle of a seeded synthetic workload
-//! (`basalt_core::workload`), so the speed numbers can be reproduced without criterion.
+//! (`basalt_core::workload`), so the speed numbers can be reproduced without criterion. With
+//! `--percentage-nodes-to-find` (and the other sampling flags) the same cycle is also timed with
+//! Volcano's node sampling, in the same run, beside Basalt's default full scan.
 //!
 //! `--sweep 1000,5000,10000` repeats the run at each node count, each in a child process of the
 //! same binary (`basalt bench --nodes N ... --output json`): every size gets a fresh cluster and
@@ -88,6 +90,41 @@ pub struct BenchArgs {
     /// measuring; prints them and the fits, and draws --plot.
     #[arg(long, value_name = "FILE")]
     pub from_json: Option<PathBuf>,
+    /// Also time the cycle with Volcano's node sampling, in the same run on the same cluster
+    /// copy: a predicate scan stops at this percentage of the nodes (0 = Volcano's adaptive
+    /// default, max(50 − nodes/125, 5) %). Reported beside the default full scan as
+    /// `sampled_cycle_ms`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=100), conflicts_with = "from_json")]
+    pub percentage_nodes_to_find: Option<i32>,
+    /// With sampling: below this many nodes every node is scanned (Volcano default 100).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..), conflicts_with = "from_json")]
+    pub minimum_feasible_nodes: Option<i32>,
+    /// With sampling: lower bound of the adaptive percentage (Volcano default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=100), conflicts_with = "from_json")]
+    pub minimum_percentage_nodes_to_find: Option<i32>,
+}
+
+impl BenchArgs {
+    /// The conf of the sampled cycle: `conf` with the sampling flags given; `None` when none is
+    /// (only the default full scan is timed). A minimum flag alone samples at Volcano's adaptive
+    /// percentage.
+    fn sampled_conf(&self, conf: &SchedulerConf) -> Option<SchedulerConf> {
+        if self.percentage_nodes_to_find.is_none()
+            && self.minimum_feasible_nodes.is_none()
+            && self.minimum_percentage_nodes_to_find.is_none()
+        {
+            return None;
+        }
+        let mut c = conf.clone();
+        c.options.percentage_nodes_to_find = self.percentage_nodes_to_find.unwrap_or(0);
+        if let Some(v) = self.minimum_feasible_nodes {
+            c.options.minimum_feasible_nodes = v;
+        }
+        if let Some(v) = self.minimum_percentage_nodes_to_find {
+            c.options.minimum_percentage_nodes_to_find = v;
+        }
+        Some(c)
+    }
 }
 
 /// What `bench` measured (one object of the JSON output; `--from-json` reads an array of them).
@@ -129,13 +166,30 @@ pub struct BenchReport {
     pub pods_per_s: f64,
     /// Peak resident memory of the process (`VmHWM`), bytes; 0 where unavailable.
     pub peak_rss_bytes: u64,
+    /// With the sampling flags: one full cycle on the same cluster copy right after the
+    /// default one (same seed), with Volcano's node sampling, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_cycle_ms: Option<f64>,
+    /// Pods bound by the sampled cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_pods_bound: Option<usize>,
+    /// Feasible nodes a sampled predicate scan stops at (Volcano `numNodesToFind` for this
+    /// cluster size and the flags).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_nodes_to_find: Option<usize>,
 }
 
 impl BenchReport {
     /// The report as one readable line (times in ms, peak RSS in MiB).
     pub fn text_line(&self) -> String {
+        let sampled = match (self.sampled_cycle_ms, self.sampled_pods_bound, self.sampled_nodes_to_find) {
+            (Some(ms), Some(bound), Some(k)) => {
+                format!("; sampled (stop at {k} feasible of {} nodes): cycle {ms:.1} ms, {bound} bound", self.nodes)
+            }
+            _ => String::new(),
+        };
         format!(
-            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms, {} bound, {:.0} pods/s, peak RSS {} MiB",
+            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms, {} bound, {:.0} pods/s{sampled}, peak RSS {} MiB",
             self.nodes,
             self.pods,
             self.variant,
@@ -272,6 +326,15 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         let cycle_ms = t.elapsed().as_secs_f64() * 1e3;
         let bound = d.binds.len();
         drop(d);
+        // The same cycle with node sampling, on the same (unchanged) cluster copy.
+        let sampled = args.sampled_conf(&conf).map(|sconf| {
+            arena.reset();
+            let t = Instant::now();
+            let d = run_cycle_in(&arena, &cluster, &sconf, &opts);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            (ms, d.binds.len(), sconf.options.nodes_to_find(spec.nodes))
+        });
+        arena.reset();
         let change = open_after_change(&mut cluster, &spec, &conf, &opts, &mut arena, args.change_rounds.max(1));
         BenchReport {
             nodes: spec.nodes,
@@ -287,6 +350,9 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             pods_bound: bound,
             pods_per_s: if cycle_ms > 0.0 { bound as f64 / (cycle_ms / 1e3) } else { 0.0 },
             peak_rss_bytes: peak_rss_bytes(),
+            sampled_cycle_ms: sampled.map(|x| x.0),
+            sampled_pods_bound: sampled.map(|x| x.1),
+            sampled_nodes_to_find: sampled.map(|x| x.2),
         }
     });
     match args.output {
@@ -360,6 +426,15 @@ fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant
     }
     if let Some(c) = &args.conf {
         cmd.arg("--conf").arg(c);
+    }
+    for (flag, v) in [
+        ("--percentage-nodes-to-find", args.percentage_nodes_to_find),
+        ("--minimum-feasible-nodes", args.minimum_feasible_nodes),
+        ("--minimum-percentage-nodes-to-find", args.minimum_percentage_nodes_to_find),
+    ] {
+        if let Some(v) = v {
+            cmd.args([flag, &v.to_string()]);
+        }
     }
     let what = format!("{nodes} nodes ({})", variant.name());
     let out = cmd

@@ -453,6 +453,9 @@ mod tests {
             cycle_ms,
             pods_bound: nodes * 10,
             pods_per_s: 0.0,
+            sampled_cycle_ms: None,
+            sampled_pods_bound: None,
+            sampled_nodes_to_find: None,
             peak_rss_bytes: 0,
         };
         SweepPoint::from_runs(&[run]).unwrap()

@@ -113,6 +113,9 @@ mod tests {
             cycle_ms,
             pods_bound: 1000,
             pods_per_s: 0.0,
+            sampled_cycle_ms: None,
+            sampled_pods_bound: None,
+            sampled_nodes_to_find: None,
             peak_rss_bytes: rss,
         }
     }

@@ -1,0 +1,54 @@
+//! The cycle with Basalt's default full scan against the same cycle with Volcano's adaptive node
+//! sampling (`--percentage-nodes-to-find 0`), alternating, six rounds (the order flips every
+//! round), each timed as CPU time of the one worker thread (`/proc/thread-self/schedstat`), so
+//! the comparison holds on a machine whose other cores are busy
+//! (`cargo run --release -p basalt-benches --example sampling_ab -- NODES [VARIANT] [PODS]`;
+//! `ONLY=full` or `ONLY=sampled` runs one side, for profilers).
+
+use basalt_core::conf::SchedulerConf;
+use basalt_core::workload::{Variant, WorkloadSpec};
+use basalt_core::{run_cycle, CycleOptions};
+
+// The allocator the `basalt` binary uses, so the numbers match it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// CPU time of the calling thread so far, nanoseconds (0 where `/proc` does not say).
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let nodes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10000);
+    let variant = args.next().and_then(|v| Variant::parse(&v)).unwrap_or(Variant::Identical);
+    let pods: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(nodes * 10);
+    let spec = WorkloadSpec { nodes, pods, gang: 10, queues: 4, variant, seed: 1 };
+    let mut c = basalt_benches::cluster(&spec);
+    let full = SchedulerConf::default();
+    c.prepare(&full.options.default_queue);
+    let mut sampled = full.clone();
+    sampled.options.percentage_nodes_to_find = 0;
+    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let only = std::env::var("ONLY").ok();
+    let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(1).build() else {
+        eprintln!("error: cannot start a worker thread");
+        std::process::exit(1);
+    };
+    pool.install(|| {
+        for round in 0..6 {
+            let mut sides = [("full", &full), ("sampled", &sampled)];
+            if round % 2 == 1 {
+                sides.reverse();
+            }
+            for (name, conf) in sides.into_iter().filter(|(n, _)| only.as_deref().is_none_or(|o| o == *n)) {
+                let t = cpu_ns();
+                let d = run_cycle(&c, conf, &opts);
+                println!("{name}: {:.0} ms CPU, {} bound", (cpu_ns() - t) as f64 / 1e6, d.binds.len());
+            }
+        }
+    });
+}
