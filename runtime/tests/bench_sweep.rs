@@ -143,3 +143,23 @@ fn bad_lists_and_combinations_are_usage_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--from-json /nonexistent/sweep.json"));
 }
+
+/// `--percentage-nodes-to-find` times the same cycle a second time with Volcano's sampling, in
+/// the same run: 20 nodes with `--minimum-feasible-nodes 5` stop at 50 % (10 nodes); without
+/// the flag no sampled keys are printed.
+#[test]
+fn sampling_flags_time_a_second_sampled_cycle() {
+    let args = ["bench", "--nodes", "20", "--threads", "1", "--change-rounds", "1", "--output", "json"];
+    let out = basalt(&[&args[..], &["--percentage-nodes-to-find", "0", "--minimum-feasible-nodes", "5"]].concat());
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(r["sampled_nodes_to_find"], 10, "{r}");
+    assert!(r["sampled_cycle_ms"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["sampled_pods_bound"].as_u64().unwrap() > 0, "{r}");
+    let plain = basalt(&args);
+    let r: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("one JSON object");
+    assert!(r.get("sampled_cycle_ms").is_none(), "{r}");
+    let text = basalt(&["bench", "--nodes", "20", "--threads", "1", "--change-rounds", "1", "--percentage-nodes-to-find", "10"]);
+    let line = String::from_utf8_lossy(&text.stdout);
+    assert!(line.contains("; sampled (stop at 20 feasible of 20 nodes): cycle "), "{line}");
+}

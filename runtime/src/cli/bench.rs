@@ -160,6 +160,10 @@ pub struct BenchReport {
     pub change_deltas: usize,
     /// One full cycle (open, enqueue/allocate/backfill, close), milliseconds.
     pub cycle_ms: f64,
+    /// CPU time of that cycle over all threads, milliseconds (absent where `/proc` does not
+    /// say): what the cycle costs regardless of how busy the machine's other cores were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle_cpu_ms: Option<f64>,
     /// Pods bound by the cycle.
     pub pods_bound: usize,
     /// Pods bound per second of cycle time.
@@ -170,6 +174,9 @@ pub struct BenchReport {
     /// default one (same seed), with Volcano's node sampling, milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampled_cycle_ms: Option<f64>,
+    /// CPU time of the sampled cycle over all threads, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_cycle_cpu_ms: Option<f64>,
     /// Pods bound by the sampled cycle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampled_pods_bound: Option<usize>,
@@ -182,14 +189,18 @@ pub struct BenchReport {
 impl BenchReport {
     /// The report as one readable line (times in ms, peak RSS in MiB).
     pub fn text_line(&self) -> String {
+        let cpu = |ms: Option<f64>| ms.map(|c| format!(" ({c:.0} ms CPU)")).unwrap_or_default();
         let sampled = match (self.sampled_cycle_ms, self.sampled_pods_bound, self.sampled_nodes_to_find) {
-            (Some(ms), Some(bound), Some(k)) => {
-                format!("; sampled (stop at {k} feasible of {} nodes): cycle {ms:.1} ms, {bound} bound", self.nodes)
-            }
+            (Some(ms), Some(bound), Some(k)) => format!(
+                "; sampled (stop at {k} feasible of {} nodes): cycle {ms:.1} ms{}, {bound} bound",
+                self.nodes,
+                cpu(self.sampled_cycle_cpu_ms)
+            ),
             _ => String::new(),
         };
+        let cycle_cpu = cpu(self.cycle_cpu_ms);
         format!(
-            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms, {} bound, {:.0} pods/s{sampled}, peak RSS {} MiB",
+            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms{cycle_cpu}, {} bound, {:.0} pods/s{sampled}, peak RSS {} MiB",
             self.nodes,
             self.pods,
             self.variant,
@@ -205,6 +216,19 @@ impl BenchReport {
             self.peak_rss_bytes >> 20
         )
     }
+}
+
+/// CPU time the process's threads have used so far, milliseconds (Σ of
+/// `/proc/self/task/*/schedstat`; `None` where unavailable). Unlike the wall clock it does not
+/// count time the threads waited for a core, so it compares two cycles fairly on a busy
+/// machine.
+fn process_cpu_ms() -> Option<f64> {
+    let mut ns = 0u64;
+    for e in std::fs::read_dir("/proc/self/task").ok()? {
+        let s = std::fs::read_to_string(e.ok()?.path().join("schedstat")).ok()?;
+        ns += s.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(ns as f64 / 1e6)
 }
 
 fn peak_rss_bytes() -> u64 {
@@ -321,18 +345,20 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         let session_open_ms = t.elapsed().as_secs_f64() * 1e3;
         drop(open);
         arena.reset();
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), process_cpu_ms());
         let d = run_cycle_in(&arena, &cluster, &conf, &opts);
         let cycle_ms = t.elapsed().as_secs_f64() * 1e3;
+        let cycle_cpu_ms = process_cpu_ms().zip(cpu).map(|(b, a)| b - a);
         let bound = d.binds.len();
         drop(d);
         // The same cycle with node sampling, on the same (unchanged) cluster copy.
         let sampled = args.sampled_conf(&conf).map(|sconf| {
             arena.reset();
-            let t = Instant::now();
+            let (t, cpu) = (Instant::now(), process_cpu_ms());
             let d = run_cycle_in(&arena, &cluster, &sconf, &opts);
             let ms = t.elapsed().as_secs_f64() * 1e3;
-            (ms, d.binds.len(), sconf.options.nodes_to_find(spec.nodes))
+            let cpu_ms = process_cpu_ms().zip(cpu).map(|(b, a)| b - a);
+            (ms, cpu_ms, d.binds.len(), sconf.options.nodes_to_find(spec.nodes))
         });
         arena.reset();
         let change = open_after_change(&mut cluster, &spec, &conf, &opts, &mut arena, args.change_rounds.max(1));
@@ -350,9 +376,11 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             pods_bound: bound,
             pods_per_s: if cycle_ms > 0.0 { bound as f64 / (cycle_ms / 1e3) } else { 0.0 },
             peak_rss_bytes: peak_rss_bytes(),
+            cycle_cpu_ms,
             sampled_cycle_ms: sampled.map(|x| x.0),
-            sampled_pods_bound: sampled.map(|x| x.1),
-            sampled_nodes_to_find: sampled.map(|x| x.2),
+            sampled_cycle_cpu_ms: sampled.and_then(|x| x.1),
+            sampled_pods_bound: sampled.map(|x| x.2),
+            sampled_nodes_to_find: sampled.map(|x| x.3),
         }
     });
     match args.output {
