@@ -8,7 +8,10 @@ use super::binder::{self, BindOutcome, BinderConfig};
 use super::cycle::{Input, Outputs, Scheduler};
 use super::leader::{self, LeaderConfig, Leadership};
 use super::limiter::RateLimiter;
-use super::metrics::{serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics};
+use super::metrics::{
+    serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics, QueueMetrics, QueueResources, ScheduleResult,
+    SchedulingStage,
+};
 use super::mirror::{BindRequest, Mirror};
 use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
@@ -474,15 +477,58 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     }
 }
 
-/// Feeds one cycle's timings and counts to the metrics.
-fn observe_cycle(m: &Metrics, s: &super::cycle::CycleSummary) {
-    let d = |ms: f64| Duration::from_secs_f64(ms / 1e3);
+/// Feeds one cycle's timings and counts to the metrics (volcano-behaviour.md §8.1).
+pub fn observe_cycle(m: &Metrics, s: &super::cycle::CycleSummary) {
+    let d = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1e3);
     m.observe_cycle(d(s.total_ms));
     m.observe_open_session(d(s.open_ms));
     for (action, ms) in &s.actions {
         m.observe_action(action, d(*ms));
     }
+    for (plugin, phase, ms) in &s.plugins {
+        m.observe_plugin(plugin, *phase, d(*ms));
+    }
+    for (stage, ms) in &s.task_stages {
+        m.observe_task_stage(*stage, d(*ms));
+    }
+    for ms in &s.bind_stage_ms {
+        m.observe_scheduling_stage(SchedulingStage::Bind, d(*ms));
+    }
+    m.record_schedule_attempts(ScheduleResult::Scheduled, s.binds as u64);
+    m.record_schedule_attempts(ScheduleResult::Unschedulable, s.unschedulable_pods as u64);
+    m.record_schedule_attempts(ScheduleResult::Error, s.bind_errors);
+    m.set_unschedulable(s.unready_jobs.iter().map(|(j, n)| (j.as_str(), *n)), s.unready_jobs.len() as i64);
+    let queues: Vec<QueueMetrics> = s.queues.iter().map(queue_metrics).collect();
+    m.set_queues(&queues);
     m.observe_bind_rate(Instant::now());
+}
+
+/// A core resource list in Volcano's metric units: CPU in millicores, memory in bytes, other
+/// scalars in milli-units (the core's units already); the `pods` count is left out, as
+/// Volcano's queue gauges carry only CPU, memory and scalar resources.
+fn queue_resources(l: &basalt_core::resource::ResourceList) -> QueueResources {
+    let mut r = QueueResources::default();
+    for (name, &v) in l {
+        match name.as_str() {
+            "cpu" => r.milli_cpu = v as f64,
+            "memory" => r.memory_bytes = v as f64,
+            "pods" => {}
+            _ => r.scalar.push((name.clone(), v as f64)),
+        }
+    }
+    r
+}
+
+fn queue_metrics(q: &basalt_core::decision::QueueShare) -> QueueMetrics {
+    QueueMetrics {
+        name: q.name.clone(),
+        allocated: queue_resources(&q.allocated),
+        request: queue_resources(&q.request),
+        deserved: queue_resources(&q.deserved),
+        share: q.share,
+        weight: q.weight,
+        overused: q.overused,
+    }
 }
 
 async fn wait_for_signal() {
