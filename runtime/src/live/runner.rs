@@ -23,7 +23,7 @@ use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -106,15 +106,22 @@ pub async fn ensure_startup_queues(client: &Client, default_queue: &str) -> Resu
     Err(format!("cannot create Queues root and {default_queue:?}: {last}"))
 }
 
-/// Sends the loop's API work into the binder's and writer's channels.
+/// Sends the loop's API work into the binder's and writer's channels, counting the binds queued
+/// or in flight (the binder's result callback counts them down), which events wait for
+/// ([`WriterConfig::binds_outstanding`]).
 struct ChannelOutputs {
     binds: mpsc::UnboundedSender<BindRequest>,
     writes: mpsc::UnboundedSender<Write>,
+    binds_outstanding: Arc<AtomicUsize>,
 }
 
 impl Outputs for ChannelOutputs {
     fn bind(&self, r: BindRequest) {
-        let _ = self.binds.send(r);
+        // Counted before it is sent, so the binder's count-down never runs first.
+        self.binds_outstanding.fetch_add(1, Ordering::Relaxed);
+        if self.binds.send(r).is_err() {
+            self.binds_outstanding.fetch_sub(1, Ordering::Relaxed);
+        }
     }
     fn write(&self, w: Write) {
         let _ = self.writes.send(w);
@@ -329,10 +336,13 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let watch_tx = in_tx.clone();
     let watchers = watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone());
     let bind_done = in_tx.clone();
+    let binds_outstanding = Arc::new(AtomicUsize::new(0));
+    let outstanding = binds_outstanding.clone();
     let binder_cfg = BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
     let m = metrics.clone();
     let binder =
         tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, Arc::new(leading.clone()), move |r| {
+            outstanding.fetch_sub(1, Ordering::Relaxed);
             m.record_bind(r.outcome == BindOutcome::Bound);
             for _ in 0..r.attempts {
                 m.record_api_write(ApiWriteKind::Binding);
@@ -343,6 +353,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let writer_cfg = WriterConfig {
         timeout: args.api_timeout,
         component: args.scheduler_names.first().cloned().unwrap_or_else(|| "volcano".into()),
+        binds_outstanding: Some(binds_outstanding.clone()),
         ..WriterConfig::default()
     };
     let m = metrics.clone();
@@ -391,7 +402,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             }
         }),
     };
-    let outputs = ChannelOutputs { binds: bind_tx, writes: write_tx };
+    let outputs = ChannelOutputs { binds: bind_tx, writes: write_tx, binds_outstanding };
     tracing::info!(
         schedulers = ?args.scheduler_names,
         period = ?args.schedule_period,
