@@ -62,6 +62,32 @@ pub struct QueueStatus {
     pub allocated: ResourceList,
 }
 
+/// One queue's fair-share accounting at session close, as the `proportion` plugin keeps it
+/// (Volcano's `volcano_queue_{allocated,request,deserved}_*`, `volcano_queue_share`,
+/// `volcano_queue_weight` and `volcano_queue_overused` gauges, which proportion's
+/// `OnSessionClose` sets; volcano-behaviour.md §3, §8.1). Only queues with jobs in the session
+/// are listed, as Volcano keeps attributes only for those.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueShare {
+    /// Queue name.
+    pub name: String,
+    /// `spec.weight` (negative read as 0).
+    pub weight: f64,
+    /// max over dimensions with deserved ≥ 0.1 of allocated / deserved.
+    pub share: f64,
+    /// Allocated (this session's accounting, allocations of the cycle included), core units.
+    pub allocated: ResourceList,
+    /// Request (allocated + pending), core units.
+    pub request: ResourceList,
+    /// Deserved, core units rounded to the nearest integer (the water-filling is in `f64`).
+    pub deserved: ResourceList,
+    /// Whether every dimension's allocated has reached its deserved (proportion's overused).
+    pub overused: bool,
+}
+
+// `weight` and `share` are finite: weights are integers, shares divide by at least 0.1.
+impl Eq for QueueShare {}
+
 /// The `PodScheduled=False` condition of a pod that is still pending after the cycle.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodCondition {
@@ -100,6 +126,12 @@ pub struct Decisions {
     pub pod_groups: Vec<PodGroupStatus>,
     /// `status.allocated` of every Queue.
     pub queues: Vec<QueueStatus>,
+    /// Fair-share accounting of the queues with jobs (empty without the `proportion` plugin).
+    pub queue_shares: Vec<QueueShare>,
+    /// PodGroups the `gang` plugin found not ready at close, with their unready task count
+    /// (minAvailable − schedulable; Volcano's `volcano_unschedule_task_count{job_id}`, and
+    /// their number its `volcano_unschedule_job_count`, set in gang's `OnSessionClose`).
+    pub unready_jobs: Vec<(PodGroupId, u32)>,
     /// Conditions of pending pods.
     pub unschedulable: Vec<PodCondition>,
     /// PodGroups left out of the session, with the reason (e.g. their queue does not exist).

@@ -30,19 +30,29 @@ pub fn run_cycle_in(arena: &bumpalo::Bump, cluster: &Cluster, conf: &SchedulerCo
 /// A boundary between the phases of a cycle, reported to [`run_cycle_observed`]'s observer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CyclePhase {
-    /// The session is open (Volcano `OpenSession`).
+    /// The session's tables are built from the cluster copy; the plugins open next.
+    TablesBuilt,
+    /// A plugin's `OnSessionOpen` has run (its name, as in the conf).
+    PluginOpened(&'static str),
+    /// The session is open (Volcano `OpenSession`: tables built and every plugin opened).
     Opened,
     /// An action of `conf.actions` has run (actions not implemented yet run as no-ops).
     ActionDone(ActionKind),
+    /// A plugin's `OnSessionClose` has run (its name, as in the conf).
+    PluginClosed(&'static str),
     /// The session is closed into [`Decisions`] (Volcano `CloseSession`).
     Closed,
 }
 
-/// [`run_cycle_in`], calling `observe` after each phase, in order: [`CyclePhase::Opened`], one
-/// [`CyclePhase::ActionDone`] per configured action, [`CyclePhase::Closed`]. The core reads no
-/// clock: a caller that measures phase times (`basalt simulate`'s timings; Volcano's
-/// `open_session_duration`, `action_scheduling_latency` and `e2e_scheduling_latency` metrics,
-/// volcano-behaviour §8.1) reads its own in `observe`. The observer cannot change the decisions.
+/// [`run_cycle_in`], calling `observe` after each phase, in order: [`CyclePhase::TablesBuilt`],
+/// one [`CyclePhase::PluginOpened`] per plugin the session instantiated (tier order),
+/// [`CyclePhase::Opened`], one [`CyclePhase::ActionDone`] per configured action, one
+/// [`CyclePhase::PluginClosed`] per plugin (tier order), [`CyclePhase::Closed`]. The core reads
+/// no clock: a caller that measures phase times (`basalt simulate`'s timings; Volcano's
+/// `open_session_duration`, `plugin_scheduling_latency{plugin,OnSession}`,
+/// `action_scheduling_latency` and `e2e_scheduling_latency` metrics, volcano-behaviour §8.1)
+/// reads its own in `observe`: a plugin's time is from the previous phase to its own. The
+/// observer cannot change the decisions.
 pub fn run_cycle_observed(
     arena: &bumpalo::Bump,
     cluster: &Cluster,
@@ -50,13 +60,13 @@ pub fn run_cycle_observed(
     opts: &CycleOptions,
     mut observe: impl FnMut(CyclePhase),
 ) -> Decisions {
-    let mut ssn = Session::open(arena, cluster, conf, opts, &crate::plugins::REGISTRY);
+    let mut ssn = Session::open_observed(arena, cluster, conf, opts, &crate::plugins::REGISTRY, &mut observe);
     observe(CyclePhase::Opened);
     for action in &conf.actions {
         actions::execute(*action, &mut ssn);
         observe(CyclePhase::ActionDone(*action));
     }
-    let decisions = ssn.close();
+    let decisions = ssn.close_observed(&mut observe);
     observe(CyclePhase::Closed);
     decisions
 }

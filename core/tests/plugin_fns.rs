@@ -49,3 +49,35 @@ fn a_plugin_missing_from_the_registry_is_skipped() {
     let names: Vec<&str> = ssn.plugins.tiers().iter().flatten().map(|s| s.plugin.name()).collect();
     assert_eq!(names, vec!["gang"]);
 }
+
+#[test]
+fn the_cycle_observer_sees_each_plugin_open_and_close_in_tier_order() {
+    use basalt_core::conf::ActionKind;
+    use basalt_core::scheduler::{run_cycle_observed, CyclePhase};
+    let conf = SchedulerConf::parse(
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: capacity\n- plugins:\n  - name: proportion\n",
+    )
+    .unwrap()
+    .0;
+    let c = Cluster::new();
+    let arena = bumpalo::Bump::new();
+    let mut seen = Vec::new();
+    let d = run_cycle_observed(&arena, &c, &conf, &CycleOptions::default(), |p| seen.push(p));
+    use CyclePhase::*;
+    assert_eq!(
+        seen,
+        vec![
+            TablesBuilt,
+            PluginOpened("gang"),
+            PluginOpened("proportion"),
+            Opened,
+            ActionDone(ActionKind::Enqueue),
+            ActionDone(ActionKind::Allocate),
+            PluginClosed("gang"),
+            PluginClosed("proportion"),
+            Closed,
+        ],
+        "capacity is not in the registry: no phase of its own"
+    );
+    assert_eq!(d, basalt_core::run_cycle(&c, &conf, &CycleOptions::default()), "observing changes nothing");
+}

@@ -7,24 +7,13 @@ mod e2e;
 mod support;
 
 use e2e::process::SchedulerProcess;
-use e2e::{bound_count, create_queues, nodes, Gangs};
+use e2e::{bound_count, create_queues, free_port, http_get as get, nodes, Gangs};
 use std::time::Duration;
 use support::{apply_scheduler_rbac, fresh_namespace, install_volcano_crds, wait_for, TestApiserver};
 
 const DEFAULT_CONF: &str = "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n";
 const NO_ALLOCATE: &str = "actions: \"enqueue\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n";
 const BAD: &str = "actions: \"enqueue, allocate, nosuchaction\"\n";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-async fn get(url: &str) -> support::Result<(u16, String)> {
-    let out = tokio::process::Command::new("curl").args(["-s", "-o", "-", "-w", "\n%{http_code}", url]).output().await?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
-    Ok((code.trim().parse().unwrap_or(0), body.to_string()))
-}
 
 fn write_conf(path: &std::path::Path, text: &str) {
     // Write then rename, as an editor or the kubelet's ConfigMap update does.

@@ -4,13 +4,16 @@
 //!   node that fits, PodGroups Running, `Scheduled` events, Queue `status.allocated`;
 //! * a gang that cannot fit: `PodScheduled=False/Unschedulable` with Volcano's message on its
 //!   pods, the PodGroup's `Unschedulable` condition and Warning event;
-//! * nothing the scheduler called was refused by RBAC (no 403 in the audit log).
+//! * nothing the scheduler called was refused by RBAC (no 403 in the audit log);
+//! * `/metrics` after those cycles: Volcano's queue gauges (proportion's accounting), the
+//!   unschedulable gang's task and job counts, plugin, task-stage and bind-stage latencies,
+//!   schedule attempts, with the values this cluster implies.
 
 mod e2e;
 mod support;
 
 use e2e::process::SchedulerProcess;
-use e2e::{create_queues, events, node_of, nodes, pod_scheduled, pods, Gangs, SCHEDULER_USER};
+use e2e::{create_queues, events, free_port, http_get, metric, node_of, nodes, pod_scheduled, pods, Gangs, SCHEDULER_USER};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -42,11 +45,13 @@ async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditio
     assert_eq!(names.len(), 5000);
     let kubelet = Kubelet::start(admin.clone(), Some(&ns));
 
+    let mport = free_port();
+    let listen = format!("--listen-address=127.0.0.1:{mport}");
     let mut sched = SchedulerProcess::start(
         server.dir(),
         "scheduler",
         &server.scheduler_kubeconfig(),
-        &["--leader-elect=false", "--schedule-period=1s"],
+        &["--leader-elect=false", "--schedule-period=1s", "--enable-metrics", &listen],
     )?;
     let all_bound = wait_for("all 5000 pods bound", Duration::from_secs(240), || async {
         let n = e2e::bound_count(&admin, &ns).await?;
@@ -162,6 +167,53 @@ async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditio
     let after =
         server.audit()?.by_user(SCHEDULER_USER).filter(|e| e.resource == "pods" && e.subresource == "status").events().len();
     assert_eq!(before, after, "no pod status rewrite when nothing changed");
+
+    // /metrics after these cycles (default conf: enqueue, allocate, backfill; gang and
+    // proportion among the plugins). Wait for a cycle that saw the big gang and the last
+    // bind results, then check the values this cluster implies.
+    let url = format!("http://127.0.0.1:{mport}/metrics");
+    let text = wait_for("metrics of a cycle after every bind", Duration::from_secs(30), || async {
+        let (code, body) = http_get(&url).await?;
+        let done = code == 200
+            && metric(&body, "volcano_unschedule_job_count") == Some(1.0)
+            && metric(&body, "volcano_task_scheduling_latency_milliseconds_count{stage=\"Bound\"}") == Some(5000.0);
+        Ok(done.then_some(body))
+    })
+    .await?;
+    let m = |series: &str| metric(&text, series).ok_or_else(|| format!("{series} missing from /metrics:\n{text}"));
+    // gang: big-0 has minMember 3 and none schedulable.
+    assert_eq!(m("volcano_unschedule_task_count{job_id=\"big-0\"}")?, 3.0);
+    // proportion: q0 holds 125 gangs of 10 × (500m, 1Gi) plus the pending 3 × (17, 1Gi); every
+    // request is below its weighted share of 8000 cpu, so deserved = request.
+    let q0 = |g: &str| format!("volcano_queue_{g}{{queue_name=\"q0\"}}");
+    assert_eq!(m(&q0("allocated_milli_cpu"))?, 625_000.0);
+    assert_eq!(m(&q0("allocated_memory_bytes"))?, 1250.0 * (1u64 << 30) as f64);
+    assert_eq!(m(&q0("request_milli_cpu"))?, 625_000.0 + 3.0 * 17_000.0);
+    assert_eq!(m(&q0("deserved_milli_cpu"))?, 676_000.0);
+    assert_eq!(m(&q0("deserved_memory_bytes"))?, 1253.0 * (1u64 << 30) as f64);
+    assert_eq!(m(&q0("weight"))?, 1.0);
+    let share = m(&q0("share"))?;
+    assert!((share - 1250.0 / 1253.0).abs() < 1e-9, "share = max allocated/deserved = memory's 1250/1253: {share}");
+    assert_eq!(m(&q0("overused"))?, 0.0, "q0 has not reached its deserved");
+    assert_eq!(m("volcano_queue_overused{queue_name=\"q1\"}")?, 1.0, "q1 got all it asked for");
+    assert_eq!(m("volcano_queue_allocated_milli_cpu{queue_name=\"q3\"}")?, 625_000.0);
+    // Per-plugin open and close once per cycle, for each plugin of the conf.
+    let cycles = m("volcano_e2e_scheduling_latency_milliseconds_count")?;
+    for plugin in ["priority", "gang", "conformance", "overcommit", "drf", "predicates", "proportion", "nodeorder"] {
+        for phase in ["OnSessionOpen", "OnSessionClose"] {
+            let n =
+                m(&format!("volcano_plugin_scheduling_latency_milliseconds_count{{plugin=\"{plugin}\",OnSession=\"{phase}\"}}"))?;
+            // A scrape between the cycle's histograms may see the e2e sample one ahead.
+            assert!(n >= 1.0 && (cycles - n) <= 1.0 && n <= cycles, "{plugin} {phase}: {n} of {cycles} cycles");
+        }
+    }
+    // Every pod assumed once and bound once; the Bind stage once per bind.
+    assert_eq!(m("volcano_task_scheduling_latency_milliseconds_count{stage=\"Assumed\"}")?, 5000.0);
+    assert_eq!(m("volcano_scheduling_stage_duration_milliseconds_count{stage=\"Bind\"}")?, 5000.0);
+    assert_eq!(m("volcano_schedule_attempts_total{result=\"scheduled\"}")?, 5000.0);
+    assert!(m("volcano_schedule_attempts_total{result=\"unschedulable\"}")? >= 3.0, "big-0's 3 pods, every cycle");
+    assert_eq!(m("volcano_schedule_attempts_total{result=\"error\"}")?, 0.0);
+    assert_eq!(m("basalt_pods_bound_total")?, 5000.0);
 
     assert_eq!(sched.terminate(), Some(0), "graceful stop on SIGTERM");
     let errors = kubelet.stop().await;

@@ -123,6 +123,7 @@ plugin_impl! {
                     let unready = s.jobs.min_available[j.ix()] - schedulable;
                     let fit = crate::session::close_job_fit_error(s, j);
                     let msg = format!("{}/{} tasks in gang unschedulable: {}", unready, s.jobs.task_count(j), fit);
+                    s.unready_jobs.push((s.jobs.group[j.ix()], unready.max(0) as u32));
                     s.job_fit_error[j.ix()] = msg.clone();
                     s.job_condition[j.ix()] = Some(PodGroupCondition {
                         kind: "Unschedulable".into(),

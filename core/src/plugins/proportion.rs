@@ -6,7 +6,9 @@
 
 use super::overcommit::{allocated_tasks, unallocated_min};
 use super::Vote;
+use crate::decision::QueueShare;
 use crate::model::{PodGroupPhase, QueueState};
+use crate::resource::ResourceList;
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx, TaskStatus};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -278,5 +280,33 @@ plugin_impl! {
         fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
             self.change(s, t, -1.0);
         }
+        /// Hands the queues' accounting to the decisions (Volcano's proportion sets the
+        /// `volcano_queue_*` gauges here).
+        fn on_close(&mut self, s: &mut State<'a>) {
+            s.queue_shares = self.queue_shares(s);
+        }
+    }
+}
+
+impl Proportion {
+    /// The accounting of every queue with jobs, in queue order.
+    fn queue_shares(&self, s: &State<'_>) -> Vec<QueueShare> {
+        let list = |v: &[f64]| -> ResourceList {
+            (0..self.dims).map(|d| (s.cluster.resources.name(d).to_string(), v[d].round() as i64)).collect()
+        };
+        self.attrs
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.active)
+            .map(|(q, a)| QueueShare {
+                name: s.queues.rec[q].spec.name.clone(),
+                weight: a.weight,
+                share: a.share,
+                allocated: list(&a.allocated),
+                request: list(&a.request),
+                deserved: list(&a.deserved),
+                overused: (0..self.dims).all(|d| le(a.deserved[d], a.allocated[d])),
+            })
+            .collect()
     }
 }

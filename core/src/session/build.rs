@@ -121,6 +121,8 @@ pub(super) fn build<'a>(
         binds: Vec::new(),
         evictions: Vec::new(),
         events: Vec::new(),
+        queue_shares: Vec::new(),
+        unready_jobs: Vec::new(),
         affinity_tasks: col(arena, kept.map(|k| &k.affinity_tasks[..]), &l.affinity_tasks),
         affinity_index: None,
         report_order: col(arena, kept.map(|k| &k.report_order[..]), &l.report_order),

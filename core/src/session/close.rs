@@ -122,6 +122,8 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         binds: s.binds.iter().map(|&(t, n)| Bind { pod: s.tasks.pod[t.ix()], node: s.nodes.id[n.ix()] }).collect(),
         evictions: s.evictions.iter().map(|(t, r)| Eviction { pod: s.tasks.pod[t.ix()], reason: r.clone() }).collect(),
         skipped: s.skipped.clone(),
+        queue_shares: s.queue_shares.clone(),
+        unready_jobs: s.unready_jobs.clone(),
         events: s.events.clone(),
         ..Default::default()
     };

@@ -11,6 +11,7 @@ use super::tables::*;
 use super::State;
 use crate::conf::{EnableFlags, SchedulerConf};
 use crate::plugins::{self, k8s::PodCtx, Fn, Invalid, Plugin, Vote};
+use crate::scheduler::CyclePhase;
 use std::cmp::Ordering;
 
 /// A plugin in its tier, with the functions it registers that its flags leave on.
@@ -65,8 +66,8 @@ const ALL_FNS: [Fn; 19] = [
 
 impl<'a> Plugins<'a> {
     /// Instantiates the conf's plugins that `registry` has (Volcano `OnSessionOpen`, tier by
-    /// tier); the others are skipped.
-    pub fn open(conf: &SchedulerConf, registry: &plugins::Registry, s: &State<'a>) -> Self {
+    /// tier), reporting [`CyclePhase::PluginOpened`] after each; the others are skipped.
+    pub fn open(conf: &SchedulerConf, registry: &plugins::Registry, s: &State<'a>, observe: &mut dyn FnMut(CyclePhase)) -> Self {
         let tiers = conf
             .tiers
             .iter()
@@ -75,6 +76,7 @@ impl<'a> Plugins<'a> {
                     .iter()
                     .filter_map(|opt| {
                         let plugin = registry.build(opt, s)?;
+                        observe(CyclePhase::PluginOpened(plugin.name()));
                         let active = active_mask(plugin.as_ref(), &opt.flags);
                         Some(Slot { plugin, active })
                     })
@@ -314,10 +316,12 @@ impl<'a> Plugins<'a> {
         }
     }
 
-    /// OnSessionClose of every plugin, in tier order.
-    pub fn close(&mut self, s: &mut State<'a>) {
+    /// OnSessionClose of every plugin, in tier order, reporting [`CyclePhase::PluginClosed`]
+    /// after each.
+    pub fn close(&mut self, s: &mut State<'a>, observe: &mut dyn FnMut(CyclePhase)) {
         for slot in self.tiers.iter_mut().flatten() {
             slot.plugin.on_close(s);
+            observe(CyclePhase::PluginClosed(slot.plugin.name()));
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::conf::{SchedulerConf, SchedulerOptions};
 use crate::decision::Decisions;
 use crate::model::{PodGroupCondition, PodGroupPhase};
 use crate::rng::SeededRng;
-use crate::scheduler::CycleOptions;
+use crate::scheduler::{CycleOptions, CyclePhase};
 use bumpalo::Bump;
 use fit::FitErrors;
 pub use invoke::Plugins;
@@ -64,6 +64,10 @@ pub struct State<'a> {
     pub evictions: Vec<(TaskIdx, String)>,
     /// Events recorded (PodGroup, kind, reason, message).
     pub events: Vec<crate::decision::Event>,
+    /// Jobs the `gang` plugin found not ready at close, with minAvailable − schedulable tasks.
+    pub unready_jobs: Vec<(crate::cluster::PodGroupId, u32)>,
+    /// Queue fair-share accounting, set by the `proportion` plugin at close.
+    pub queue_shares: Vec<crate::decision::QueueShare>,
     /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
     pub affinity_tasks: &'a [TaskIdx],
     /// Label and term indexes for inter-pod affinity (present when `affinity_tasks` is not
@@ -296,20 +300,40 @@ impl<'a> Session<'a> {
         opts: &CycleOptions,
         registry: &crate::plugins::Registry,
     ) -> Self {
+        Self::open_observed(arena, cluster, conf, opts, registry, &mut |_| {})
+    }
+
+    /// [`Session::open`], reporting [`CyclePhase::TablesBuilt`] once the tables are built and
+    /// [`CyclePhase::PluginOpened`] after each plugin's open (see
+    /// [`crate::scheduler::run_cycle_observed`]).
+    pub fn open_observed(
+        arena: &'a Bump,
+        cluster: &'a Cluster,
+        conf: &'a SchedulerConf,
+        opts: &CycleOptions,
+        registry: &crate::plugins::Registry,
+        observe: &mut dyn FnMut(CyclePhase),
+    ) -> Self {
         let dq = conf.options.default_queue.as_str();
         let mut state = match cluster.prepared(dq) {
             Some(l) => build::build(arena, cluster, l, Some(l), conf, opts),
             None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), None, conf, opts),
         };
         state.view = node_view::NodeView::start(arena, &state);
-        let plugins = Plugins::open(conf, registry, &state);
+        observe(CyclePhase::TablesBuilt);
+        let plugins = Plugins::open(conf, registry, &state, observe);
         Session { arena, state, plugins }
     }
 
     /// Closes the session (Volcano `CloseSession`): plugins' close, then PodGroup, Queue and
     /// pod statuses.
-    pub fn close(mut self) -> Decisions {
-        self.plugins.close(&mut self.state);
+    pub fn close(self) -> Decisions {
+        self.close_observed(&mut |_| {})
+    }
+
+    /// [`Session::close`], reporting [`CyclePhase::PluginClosed`] after each plugin's close.
+    pub fn close_observed(mut self, observe: &mut dyn FnMut(CyclePhase)) -> Decisions {
+        self.plugins.close(&mut self.state, observe);
         close::decisions(&self.state)
     }
 }

@@ -12,15 +12,16 @@
 //! Results of binds and writes come back as [`Input`]s and are applied between cycles.
 
 use super::binder::{BindOutcome, BindResult};
+use super::metrics::{PluginPhase, TaskStage};
 use super::mirror::{BindRequest, Key, Mirror, Object, PodScheduled, WatchEvent};
 use super::status::{Involved, Write, WriteResult};
 use crate::convert::resources::{amount, format_list};
 use basalt_core::conf::SchedulerConf;
-use basalt_core::decision::{Decisions, PodGroupStatus};
+use basalt_core::decision::{Decisions, PodGroupStatus, QueueShare};
 use basalt_core::resource::ResourceList;
 use basalt_core::scheduler::{run_cycle_observed, CycleOptions, CyclePhase};
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// An identical event on the same object within this window is not recorded again.
 pub const EVENT_REPEAT_WINDOW: Duration = Duration::from_secs(600);
@@ -66,6 +67,32 @@ pub struct CycleSummary {
     pub writes: usize,
     /// Binds decided and unconfirmed after this cycle.
     pub assumed: usize,
+    /// Each plugin's `OnSessionOpen` and `OnSessionClose` time, ms, in the order they ran
+    /// (Volcano's `plugin_scheduling_latency{plugin,OnSession}`).
+    pub plugins: Vec<(&'static str, PluginPhase, f64)>,
+    /// Pods left `Unschedulable` (reason `Unschedulable`, not the `Schedulable` of allocated
+    /// tasks waiting for their gang).
+    pub unschedulable_pods: usize,
+    /// PodGroups the gang plugin found not ready, by name, with their unready task count.
+    pub unready_jobs: Vec<(String, u64)>,
+    /// The proportion plugin's queue accounting at close.
+    pub queues: Vec<QueueShare>,
+    /// Task-stage latencies since the previous cycle: (stage, ms from the pod's creation).
+    pub task_stages: Vec<(TaskStage, f64)>,
+    /// Bind stage durations since the previous cycle, ms: from the decision (pod assumed) to
+    /// the binding accepted.
+    pub bind_stage_ms: Vec<f64>,
+    /// Binds that failed for good since the previous cycle.
+    pub bind_errors: u64,
+}
+
+/// How long a decided bind's start is kept waiting for its result (the binder always reports
+/// one; this only bounds the memory if it cannot, e.g. on shutdown).
+const BIND_TRACK_LIMIT: Duration = Duration::from_secs(600);
+
+/// Milliseconds since the Unix epoch, now (wall clock, as `creationTimestamp`).
+fn epoch_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 /// The live scheduler's state between cycles.
@@ -81,6 +108,15 @@ pub struct Scheduler {
     pod_groups_in_flight: HashSet<Key>,
     queues_in_flight: HashSet<String>,
     queues_written: HashMap<String, ResourceList>,
+    /// Binds decided and not reported yet: the pod's `creationTimestamp` (ms since the epoch,
+    /// 0 unset) and when it was assumed.
+    binds_started: HashMap<Key, (i64, Instant)>,
+    /// Task-stage samples since the last cycle.
+    task_stages: Vec<(TaskStage, f64)>,
+    /// Bind stage samples since the last cycle, ms.
+    bind_stage_ms: Vec<f64>,
+    /// Bind failures since the last cycle.
+    bind_errors: u64,
     /// Binds confirmed by the API so far.
     pub bound: u64,
     /// Binds that failed for good so far.
@@ -103,6 +139,10 @@ impl Scheduler {
             pod_groups_in_flight: HashSet::new(),
             queues_in_flight: HashSet::new(),
             queues_written: HashMap::new(),
+            binds_started: HashMap::new(),
+            task_stages: Vec::new(),
+            bind_stage_ms: Vec::new(),
+            bind_errors: 0,
             bound: 0,
             bind_failures: 0,
             write_failures: 0,
@@ -132,9 +172,16 @@ impl Scheduler {
 
     fn on_bind(&mut self, r: BindResult, out: &dyn Outputs) {
         let req = r.request;
+        let started = self.binds_started.remove(&(req.namespace.clone(), req.name.clone()));
         match r.outcome {
             BindOutcome::Bound => {
                 self.bound += 1;
+                if let Some((created, at)) = started {
+                    self.bind_stage_ms.push(ms(at.elapsed()));
+                    if created > 0 {
+                        self.task_stages.push((TaskStage::Bound, (epoch_ms() - created).max(0) as f64));
+                    }
+                }
                 out.write(Write::Event {
                     involved: self.pod_involved(&req),
                     type_: "Normal",
@@ -144,6 +191,7 @@ impl Scheduler {
             }
             BindOutcome::Failed(err) => {
                 self.bind_failures += 1;
+                self.bind_errors += 1;
                 let message = format!("failed to bind to node {}: {err}", req.node);
                 tracing::warn!(pod = %format!("{}/{}", req.namespace, req.name), "{message}");
                 if self.mirror.bind_failed(&req) {
@@ -205,25 +253,48 @@ impl Scheduler {
         self.mirror.cluster.prepare(&conf.options.default_queue);
         let mut summary = CycleSummary::default();
         self.arena.reset();
-        // The core's own cycle; the observer only reads the clock between its phases.
-        let mut mark = Instant::now();
+        // The core's own cycle; the observer only reads the clock between its phases. A plugin's
+        // time runs from the previous phase boundary to its own; open, each action and close
+        // from the end of the previous one (open: from the start).
+        let start = Instant::now();
+        let (mut mark, mut phase_start) = (start, start);
         let decisions = run_cycle_observed(&self.arena, &self.mirror.cluster, conf, &opts, |phase| {
             let now = Instant::now();
-            let took = ms(now.duration_since(mark));
+            let since_mark = ms(now.duration_since(mark));
             mark = now;
             match phase {
-                CyclePhase::Opened => summary.open_ms = took,
-                CyclePhase::ActionDone(a) => summary.actions.push((a.name(), took)),
-                CyclePhase::Closed => summary.close_ms = took,
+                CyclePhase::TablesBuilt => {}
+                CyclePhase::PluginOpened(p) => summary.plugins.push((p, PluginPhase::OnSessionOpen, since_mark)),
+                CyclePhase::Opened => {
+                    summary.open_ms = ms(now.duration_since(start));
+                    phase_start = now;
+                }
+                CyclePhase::ActionDone(a) => {
+                    summary.actions.push((a.name(), ms(now.duration_since(phase_start))));
+                    phase_start = now;
+                }
+                CyclePhase::PluginClosed(p) => summary.plugins.push((p, PluginPhase::OnSessionClose, since_mark)),
+                CyclePhase::Closed => summary.close_ms = ms(now.duration_since(phase_start)),
             }
         });
-        self.apply(&decisions, out, &mut summary);
+        self.apply_decisions(&decisions, out, &mut summary);
         summary.assumed = self.mirror.assumed().len();
+        summary.task_stages.append(&mut self.task_stages);
+        summary.bind_stage_ms.append(&mut self.bind_stage_ms);
+        summary.bind_errors = std::mem::take(&mut self.bind_errors);
+        let now = Instant::now();
+        self.binds_started.retain(|_, (_, at)| now.duration_since(*at) < BIND_TRACK_LIMIT);
         summary.total_ms = ms(t0.elapsed());
         summary
     }
 
-    fn apply(&mut self, d: &Decisions, out: &dyn Outputs, summary: &mut CycleSummary) {
+    /// Turns one cycle's decisions into API work on `out` and counts it in `summary` (the
+    /// apply step of [`Scheduler::run_cycle`]; public so tests can feed decisions the core
+    /// does not make yet, e.g. evictions): evictions first (Statement commit order), then the
+    /// binds (each assumed on the mirror), the pending pods' conditions, PodGroup statuses,
+    /// PodGroup events and Queue `status.allocated`. Ids in `d` that the mirror no longer has
+    /// are skipped.
+    pub fn apply_decisions(&mut self, d: &Decisions, out: &dyn Outputs, summary: &mut CycleSummary) {
         // Evictions first (Statement commit order): events on the pod and its PodGroup, then
         // the conditions and the delete (volcano-behaviour.md §1.6).
         for e in &d.evictions {
@@ -270,18 +341,33 @@ impl Scheduler {
             });
             summary.writes += 3;
         }
+        let now_ms = epoch_ms();
         for b in &d.binds {
+            let created = self.mirror.cluster.pod(b.pod).map_or(0, |p| p.spec.creation_ms);
             if let Some(req) = self.mirror.assume(b.pod, b.node) {
+                if created > 0 {
+                    summary.task_stages.push((TaskStage::Assumed, (now_ms - created).max(0) as f64));
+                }
+                self.binds_started.insert((req.namespace.clone(), req.name.clone()), (created, Instant::now()));
                 out.bind(req);
                 summary.binds += 1;
             }
         }
+        for &(g, n) in &d.unready_jobs {
+            if let Some(g) = self.mirror.cluster.pod_group(g) {
+                summary.unready_jobs.push((g.spec.name.clone(), u64::from(n)));
+            }
+        }
+        summary.queues.extend(d.queue_shares.iter().cloned());
         for c in &d.unschedulable {
             let Some(p) = self.mirror.cluster.pod(c.pod) else { continue };
             let key = (p.spec.namespace.clone(), p.spec.name.clone());
             let uid = p.spec.uid.clone();
             let want: PodScheduled = ("False".into(), c.reason.clone(), c.message.clone());
             summary.unschedulable += 1;
+            if c.reason == "Unschedulable" {
+                summary.unschedulable_pods += 1;
+            }
             if self.mirror.pod_scheduled(&key) == Some(&want) {
                 continue;
             }

@@ -5,8 +5,13 @@
 //!
 //! `/metrics` is the OpenMetrics 1.0 text format (prometheus-client). Counters there carry the
 //! `_total` suffix on their samples, so `volcano_schedule_attempts_total` reads as in Volcano.
-//! Volcano's counter `volcano_total_preemption_attempts` has no such suffix; it is exposed as an
-//! OpenMetrics `unknown` metric under exactly that name, so dashboards keep working.
+//!
+//! Only what Basalt can fill is registered: no `volcano_pod_preemption_victims` /
+//! `volcano_total_preemption_attempts` / `volcano_eviction_transactions_total` (the core has no
+//! preempt or reclaim yet), no `volcano_queue_capacity_*` / `volcano_queue_real_capacity_*` (no
+//! `capacity` plugin), no per-task `Predicate`/`Scoring` stage times (the core reads no clock
+//! inside an action), no `Watched`/`PreBound` task stages and no `PreBind` stage (Basalt has no
+//! PreBind step). docs/live-scheduler.md lists them.
 //!
 //! Recording takes a lock on labelled families (prometheus-client's `Family`) and on Basalt's
 //! bookkeeping: call it after a cycle, never from inside the session's hot path.
@@ -25,12 +30,11 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
+use prometheus_client::encoding::EncodeMetric;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets_range, Histogram};
-use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -70,21 +74,6 @@ fn stage_buckets() -> Histogram {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// A monotonic count exposed under a name without the `_total` suffix (OpenMetrics type
-/// `unknown`), for Volcano's `volcano_total_preemption_attempts`.
-#[derive(Debug, Default, Clone)]
-struct SuffixlessCounter(Counter);
-
-impl EncodeMetric for SuffixlessCounter {
-    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        encoder.encode_gauge(&self.0.get())
-    }
-
-    fn metric_type(&self) -> MetricType {
-        MetricType::Unknown
-    }
 }
 
 /// A gauge family whose label sets are replaced as a whole: label sets not in the latest update
@@ -139,12 +128,8 @@ impl PluginPhase {
 /// Label `stage` of `volcano_task_scheduling_latency_milliseconds` (time from pod creation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskStage {
-    /// The scheduler first saw the pod.
-    Watched,
-    /// Allocated to a node in memory, not yet bound.
+    /// Allocated to a node in memory (the cycle's decision), not yet bound.
     Assumed,
-    /// PreBind finished.
-    PreBound,
     /// The binding was accepted.
     Bound,
 }
@@ -153,24 +138,17 @@ impl TaskStage {
     /// The label value.
     pub fn as_str(self) -> &'static str {
         match self {
-            TaskStage::Watched => "Watched",
             TaskStage::Assumed => "Assumed",
-            TaskStage::PreBound => "PreBound",
             TaskStage::Bound => "Bound",
         }
     }
 }
 
 /// Label `stage` of `volcano_scheduling_stage_duration_milliseconds` (per-task stage time).
+/// Volcano's `Predicate`, `Scoring` and `PreBind` are not measured (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedulingStage {
-    /// Predicates.
-    Predicate,
-    /// Node scoring.
-    Scoring,
-    /// PreBind.
-    PreBind,
-    /// Bind.
+    /// Bind: from the decision (pod assumed) to the binding accepted.
     Bind,
 }
 
@@ -178,9 +156,6 @@ impl SchedulingStage {
     /// The label value.
     pub fn as_str(self) -> &'static str {
         match self {
-            SchedulingStage::Predicate => "Predicate",
-            SchedulingStage::Scoring => "Scoring",
-            SchedulingStage::PreBind => "PreBind",
             SchedulingStage::Bind => "Bind",
         }
     }
@@ -247,7 +222,7 @@ pub struct QueueResources {
     pub scalar: Vec<(String, f64)>,
 }
 
-/// What one session knows about one queue (`proportion`/`capacity` plugins).
+/// What one session knows about one queue (the `proportion` plugin's accounting at close).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueMetrics {
     /// `queue_name` label.
@@ -258,10 +233,6 @@ pub struct QueueMetrics {
     pub request: QueueResources,
     /// `volcano_queue_deserved_*`.
     pub deserved: QueueResources,
-    /// `volcano_queue_capacity_*` (capacity plugin only).
-    pub capacity: Option<QueueResources>,
-    /// `volcano_queue_real_capacity_*` (capacity plugin only).
-    pub real_capacity: Option<QueueResources>,
     /// `volcano_queue_share`.
     pub share: f64,
     /// `volcano_queue_weight`.
@@ -331,15 +302,11 @@ pub struct Metrics {
     task_scheduling_latency: Histograms<Fixed>,
     scheduling_stage_duration: Histograms<Fixed>,
     schedule_attempts: Family<Fixed, Counter>,
-    pod_preemption_victims: Gauge,
-    total_preemption_attempts: SuffixlessCounter,
     unschedule_task_count: Swept<Label>,
     unschedule_job_count: Gauge,
     queue_allocated: QueueResourceGauges,
     queue_request: QueueResourceGauges,
     queue_deserved: QueueResourceGauges,
-    queue_capacity: QueueResourceGauges,
-    queue_real_capacity: QueueResourceGauges,
     queue_share: Swept<Label>,
     queue_weight: Swept<Label>,
     queue_overused: Swept<Label>,
@@ -408,14 +375,6 @@ impl Metrics {
         );
         let schedule_attempts = Family::<Fixed, Counter>::default();
         v.register("schedule_attempts", "Number of attempts to schedule pods, by the result", schedule_attempts.clone());
-        let pod_preemption_victims = Gauge::default();
-        v.register("pod_preemption_victims", "Number of selected preemption victims", pod_preemption_victims.clone());
-        let total_preemption_attempts = SuffixlessCounter::default();
-        v.register(
-            "total_preemption_attempts",
-            "Total preemption attempts in the cluster till now",
-            total_preemption_attempts.clone(),
-        );
         let unschedule_task_count = Swept::new();
         v.register("unschedule_task_count", "Number of tasks could not be scheduled", unschedule_task_count.family.clone());
         let unschedule_job_count = Gauge::default();
@@ -423,8 +382,6 @@ impl Metrics {
         let queue_allocated = QueueResourceGauges::register(v, "allocated", "Allocated");
         let queue_request = QueueResourceGauges::register(v, "request", "Request");
         let queue_deserved = QueueResourceGauges::register(v, "deserved", "Deserved");
-        let queue_capacity = QueueResourceGauges::register(v, "capacity", "Capacity");
-        let queue_real_capacity = QueueResourceGauges::register(v, "real_capacity", "Real capacity");
         let queue_share = Swept::new();
         v.register("queue_share", "Share for one queue", queue_share.family.clone());
         let queue_weight = Swept::new();
@@ -459,15 +416,11 @@ impl Metrics {
             task_scheduling_latency,
             scheduling_stage_duration,
             schedule_attempts,
-            pod_preemption_victims,
-            total_preemption_attempts,
             unschedule_task_count,
             unschedule_job_count,
             queue_allocated,
             queue_request,
             queue_deserved,
-            queue_capacity,
-            queue_real_capacity,
             queue_share,
             queue_weight,
             queue_overused,
@@ -519,16 +472,6 @@ impl Metrics {
         self.schedule_attempts.get_or_create(&[("result", result.as_str())]).inc_by(n);
     }
 
-    /// `volcano_pod_preemption_victims` = victims selected in the last preemption.
-    pub fn set_preemption_victims(&self, victims: i64) {
-        self.pod_preemption_victims.set(victims);
-    }
-
-    /// `volcano_total_preemption_attempts` += 1.
-    pub fn record_preemption_attempt(&self) {
-        self.total_preemption_attempts.0.inc();
-    }
-
     /// `volcano_unschedule_task_count{job_id}` for every job with unschedulable tasks after a
     /// session (jobs not listed lose their series), and `volcano_unschedule_job_count` =
     /// `jobs`. `job_id` is the job (PodGroup) name, as Volcano labels it.
@@ -544,8 +487,6 @@ impl Metrics {
         self.queue_allocated.set(all().map(|q| (q.name.as_str(), &q.allocated)));
         self.queue_request.set(all().map(|q| (q.name.as_str(), &q.request)));
         self.queue_deserved.set(all().map(|q| (q.name.as_str(), &q.deserved)));
-        self.queue_capacity.set(all().filter_map(|q| q.capacity.as_ref().map(|c| (q.name.as_str(), c))));
-        self.queue_real_capacity.set(all().filter_map(|q| q.real_capacity.as_ref().map(|c| (q.name.as_str(), c))));
         let label = |q: &QueueMetrics| [("queue_name", q.name.clone())];
         self.queue_share.set_all(all().map(|q| (label(q), q.share)));
         self.queue_weight.set_all(all().map(|q| (label(q), q.weight)));
@@ -834,11 +775,8 @@ mod tests {
         m.observe_action("allocate", Duration::from_millis(2));
         m.observe_plugin("gang", PluginPhase::OnSessionOpen, Duration::from_micros(200));
         m.observe_task_stage(TaskStage::Bound, Duration::from_millis(120));
-        m.observe_scheduling_stage(SchedulingStage::Predicate, Duration::from_micros(300));
+        m.observe_scheduling_stage(SchedulingStage::Bind, Duration::from_micros(300));
         m.record_schedule_attempts(ScheduleResult::Scheduled, 7);
-        m.set_preemption_victims(2);
-        m.record_preemption_attempt();
-        m.record_preemption_attempt();
         m.set_unschedulable([("job-a", 3)], 1);
         let q = QueueMetrics {
             name: "default".into(),
@@ -867,10 +805,8 @@ mod tests {
             Some(1.0)
         );
         assert_eq!(sample(&t, "volcano_task_scheduling_latency_milliseconds_count{stage=\"Bound\"}"), Some(1.0));
-        assert_eq!(sample(&t, "volcano_scheduling_stage_duration_milliseconds_count{stage=\"Predicate\"}"), Some(1.0));
+        assert_eq!(sample(&t, "volcano_scheduling_stage_duration_milliseconds_count{stage=\"Bind\"}"), Some(1.0));
         assert_eq!(sample(&t, "volcano_schedule_attempts_total{result=\"scheduled\"}"), Some(7.0));
-        assert_eq!(sample(&t, "volcano_pod_preemption_victims"), Some(2.0));
-        assert_eq!(sample(&t, "volcano_total_preemption_attempts"), Some(2.0), "no _total suffix, as Volcano");
         assert_eq!(sample(&t, "volcano_unschedule_task_count{job_id=\"job-a\"}"), Some(3.0));
         assert_eq!(sample(&t, "volcano_unschedule_job_count"), Some(1.0));
         assert_eq!(sample(&t, "volcano_queue_allocated_milli_cpu{queue_name=\"default\"}"), Some(1500.0));
@@ -882,7 +818,14 @@ mod tests {
         assert_eq!(sample(&t, "volcano_queue_share{queue_name=\"default\"}"), Some(0.25));
         assert_eq!(sample(&t, "volcano_queue_weight{queue_name=\"default\"}"), Some(1.0));
         assert_eq!(sample(&t, "volcano_queue_overused{queue_name=\"default\"}"), Some(1.0));
-        assert!(!t.contains("volcano_queue_capacity_milli_cpu{"), "no capacity plugin data, no series");
+        for unfilled in [
+            "volcano_queue_capacity_",
+            "volcano_queue_real_capacity_",
+            "volcano_pod_preemption_victims",
+            "volcano_total_preemption_attempts",
+        ] {
+            assert!(!t.contains(unfilled), "{unfilled} is not registered: Basalt cannot fill it");
+        }
     }
 
     #[test]
@@ -957,7 +900,6 @@ mod tests {
             "volcano_open_session_duration_milliseconds",
             "volcano_action_scheduling_latency_milliseconds_count{action=\"allocate\"} 1",
             "volcano_unschedule_job_count",
-            "volcano_total_preemption_attempts",
             "basalt_pods_bound_total 1",
             "basalt_pods_bound_per_second",
             "basalt_leader",

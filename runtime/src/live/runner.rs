@@ -8,7 +8,10 @@ use super::binder::{self, BindOutcome, BinderConfig};
 use super::cycle::{Input, Outputs, Scheduler};
 use super::leader::{self, LeaderConfig, Leadership};
 use super::limiter::RateLimiter;
-use super::metrics::{serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics};
+use super::metrics::{
+    serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics, QueueMetrics, QueueResources, ScheduleResult,
+    SchedulingStage,
+};
 use super::mirror::{BindRequest, Mirror};
 use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
@@ -20,7 +23,7 @@ use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -103,15 +106,22 @@ pub async fn ensure_startup_queues(client: &Client, default_queue: &str) -> Resu
     Err(format!("cannot create Queues root and {default_queue:?}: {last}"))
 }
 
-/// Sends the loop's API work into the binder's and writer's channels.
+/// Sends the loop's API work into the binder's and writer's channels, counting the binds queued
+/// or in flight (the binder's result callback counts them down), which events wait for
+/// ([`WriterConfig::binds_outstanding`]).
 struct ChannelOutputs {
     binds: mpsc::UnboundedSender<BindRequest>,
     writes: mpsc::UnboundedSender<Write>,
+    binds_outstanding: Arc<AtomicUsize>,
 }
 
 impl Outputs for ChannelOutputs {
     fn bind(&self, r: BindRequest) {
-        let _ = self.binds.send(r);
+        // Counted before it is sent, so the binder's count-down never runs first.
+        self.binds_outstanding.fetch_add(1, Ordering::Relaxed);
+        if self.binds.send(r).is_err() {
+            self.binds_outstanding.fetch_sub(1, Ordering::Relaxed);
+        }
     }
     fn write(&self, w: Write) {
         let _ = self.writes.send(w);
@@ -326,10 +336,13 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let watch_tx = in_tx.clone();
     let watchers = watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone());
     let bind_done = in_tx.clone();
+    let binds_outstanding = Arc::new(AtomicUsize::new(0));
+    let outstanding = binds_outstanding.clone();
     let binder_cfg = BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
     let m = metrics.clone();
     let binder =
         tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, Arc::new(leading.clone()), move |r| {
+            outstanding.fetch_sub(1, Ordering::Relaxed);
             m.record_bind(r.outcome == BindOutcome::Bound);
             for _ in 0..r.attempts {
                 m.record_api_write(ApiWriteKind::Binding);
@@ -340,6 +353,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let writer_cfg = WriterConfig {
         timeout: args.api_timeout,
         component: args.scheduler_names.first().cloned().unwrap_or_else(|| "volcano".into()),
+        binds_outstanding: Some(binds_outstanding.clone()),
         ..WriterConfig::default()
     };
     let m = metrics.clone();
@@ -388,7 +402,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             }
         }),
     };
-    let outputs = ChannelOutputs { binds: bind_tx, writes: write_tx };
+    let outputs = ChannelOutputs { binds: bind_tx, writes: write_tx, binds_outstanding };
     tracing::info!(
         schedulers = ?args.scheduler_names,
         period = ?args.schedule_period,
@@ -474,15 +488,58 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     }
 }
 
-/// Feeds one cycle's timings and counts to the metrics.
-fn observe_cycle(m: &Metrics, s: &super::cycle::CycleSummary) {
-    let d = |ms: f64| Duration::from_secs_f64(ms / 1e3);
+/// Feeds one cycle's timings and counts to the metrics (volcano-behaviour.md §8.1).
+pub fn observe_cycle(m: &Metrics, s: &super::cycle::CycleSummary) {
+    let d = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1e3);
     m.observe_cycle(d(s.total_ms));
     m.observe_open_session(d(s.open_ms));
     for (action, ms) in &s.actions {
         m.observe_action(action, d(*ms));
     }
+    for (plugin, phase, ms) in &s.plugins {
+        m.observe_plugin(plugin, *phase, d(*ms));
+    }
+    for (stage, ms) in &s.task_stages {
+        m.observe_task_stage(*stage, d(*ms));
+    }
+    for ms in &s.bind_stage_ms {
+        m.observe_scheduling_stage(SchedulingStage::Bind, d(*ms));
+    }
+    m.record_schedule_attempts(ScheduleResult::Scheduled, s.binds as u64);
+    m.record_schedule_attempts(ScheduleResult::Unschedulable, s.unschedulable_pods as u64);
+    m.record_schedule_attempts(ScheduleResult::Error, s.bind_errors);
+    m.set_unschedulable(s.unready_jobs.iter().map(|(j, n)| (j.as_str(), *n)), s.unready_jobs.len() as i64);
+    let queues: Vec<QueueMetrics> = s.queues.iter().map(queue_metrics).collect();
+    m.set_queues(&queues);
     m.observe_bind_rate(Instant::now());
+}
+
+/// A core resource list in Volcano's metric units: CPU in millicores, memory in bytes, other
+/// scalars in milli-units (the core's units already); the `pods` count is left out, as
+/// Volcano's queue gauges carry only CPU, memory and scalar resources.
+fn queue_resources(l: &basalt_core::resource::ResourceList) -> QueueResources {
+    let mut r = QueueResources::default();
+    for (name, &v) in l {
+        match name.as_str() {
+            "cpu" => r.milli_cpu = v as f64,
+            "memory" => r.memory_bytes = v as f64,
+            "pods" => {}
+            _ => r.scalar.push((name.clone(), v as f64)),
+        }
+    }
+    r
+}
+
+fn queue_metrics(q: &basalt_core::decision::QueueShare) -> QueueMetrics {
+    QueueMetrics {
+        name: q.name.clone(),
+        allocated: queue_resources(&q.allocated),
+        request: queue_resources(&q.request),
+        deserved: queue_resources(&q.deserved),
+        share: q.share,
+        weight: q.weight,
+        overused: q.overused,
+    }
 }
 
 async fn wait_for_signal() {

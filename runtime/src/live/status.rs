@@ -3,8 +3,8 @@
 //! * pod `PodScheduled` conditions through the `pods/status` subresource (`update`: GET, then
 //!   PUT with the resourceVersion read, retried on conflict), only when the condition changed;
 //! * PodGroup status by a full update of the object (its CRD has no status subresource), with
-//!   the resourceVersion the watch last delivered; a conflict is left to the next cycle, which
-//!   sees the newer object;
+//!   the resourceVersion the watch last delivered; on a conflict the object is read again and
+//!   the decided status written onto it (bounded by `max_attempts` calls);
 //! * Queue `status.allocated` through the `queues/status` subresource;
 //! * `v1` Events on pods and PodGroups (`Scheduled`, `FailedScheduling`, `Unschedulable`, …).
 //!
@@ -13,7 +13,10 @@
 //! backoff. Events go at most `event_workers` at once, in order, besides those: client-go's event
 //! broadcaster (Volcano's and kube-scheduler's recorder) writes them one at a time, so a burst
 //! of `Scheduled` events trails the binds instead of competing with them for the API server.
-//! Every write ends in one [`WriteResult`].
+//! With [`WriterConfig::binds_outstanding`] set, an event also waits while binds are queued or
+//! in flight, at most [`WriterConfig::event_defer_max`] after it was queued: at 10,000 pods the
+//! `Scheduled` events are as many writes as the bindings, and the server is the bottleneck
+//! (docs/live-bench.md). Every write ends in one [`WriteResult`].
 
 use super::limiter::RateLimiter;
 use crate::crd;
@@ -22,9 +25,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
 use kube::Client;
 use serde_json::Value;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
 
 /// The object an event is about.
@@ -134,6 +137,11 @@ pub struct WriterConfig {
     pub max_attempts: u32,
     /// The `source.component` / `reportingComponent` of events (the scheduler name).
     pub component: String,
+    /// Binds queued or in flight (kept by the runner); events wait while it is above 0. `None`:
+    /// events never wait for binds.
+    pub binds_outstanding: Option<Arc<AtomicUsize>>,
+    /// How long after it was queued an event waits for the binds at most.
+    pub event_defer_max: Duration,
 }
 
 impl Default for WriterConfig {
@@ -144,6 +152,8 @@ impl Default for WriterConfig {
             timeout: Duration::from_secs(10),
             max_attempts: 3,
             component: "volcano".into(),
+            binds_outstanding: None,
+            event_defer_max: Duration::from_secs(30),
         }
     }
 }
@@ -175,11 +185,18 @@ fn not_found(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)
 }
 
-/// Shared state of the writer's calls.
+/// What every write shares.
+struct Shared {
+    client: Client,
+    limiter: Arc<RateLimiter>,
+    cfg: Arc<WriterConfig>,
+}
+
+/// One write's calls: the shared client, limit and settings, and the calls this write made.
 struct Ctx {
     client: Client,
     limiter: Arc<RateLimiter>,
-    cfg: WriterConfig,
+    cfg: Arc<WriterConfig>,
     calls: AtomicU64,
 }
 
@@ -307,15 +324,44 @@ async fn write_event(ctx: &Ctx, involved: &Involved, type_: &str, reason: &str, 
     Err(last)
 }
 
+/// Replaces a PodGroup with `obj` (its status decided this cycle). On a conflict (409: the
+/// object changed since the watch delivered it) the current object is read again and the
+/// decided status written onto it, at most [`WriterConfig::max_attempts`] calls in all, so the
+/// write lands within the cycle instead of waiting for the next one (Volcano's job updater
+/// writes `Update` with the session's copy; volcano-behaviour.md §1.7).
 async fn write_pod_group(ctx: &Ctx, obj: &DynamicObject) -> Result<Option<DynamicObject>, String> {
     let ns = obj.metadata.namespace.clone().unwrap_or_else(|| crate::convert::DEFAULT_NAMESPACE.into());
     let name = obj.metadata.name.clone().unwrap_or_default();
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &ns, &pod_group_resource());
+    let mut current = std::borrow::Cow::Borrowed(obj);
     let mut last = String::new();
-    for _ in 0..ctx.cfg.max_attempts.max(1) {
-        match ctx.call(api.replace(&name, &PostParams::default(), obj)).await {
+    let mut calls = 0;
+    let max = ctx.cfg.max_attempts.max(1);
+    while calls < max {
+        calls += 1;
+        match ctx.call(api.replace(&name, &PostParams::default(), &current)).await {
             Ok(o) => return Ok(Some(o)),
             Err(e) if not_found(&e) => return Ok(None),
+            Err(e) if conflict(&e) => {
+                last = e.to_string();
+                if calls >= max {
+                    break;
+                }
+                calls += 1;
+                match ctx.call(api.get(&name)).await {
+                    Ok(mut fresh) => {
+                        if fresh.metadata.uid != obj.metadata.uid {
+                            // Deleted and recreated: the decision was about the old one.
+                            return Ok(None);
+                        }
+                        fresh.data["status"] = obj.data["status"].clone();
+                        current = std::borrow::Cow::Owned(fresh);
+                    }
+                    Err(e) if not_found(&e) => return Ok(None),
+                    Err(e) => last = e.to_string(),
+                }
+                continue;
+            }
             Err(e) if transient(&e) => last = e.to_string(),
             Err(e) => {
                 tracing::debug!(podgroup = %format!("{ns}/{name}"), body = %obj.data["status"], "PodGroup update refused");
@@ -395,9 +441,14 @@ async fn evict(ctx: &Ctx, ns: &str, name: &str, uid: &str, reason: &str, schedul
     }
 }
 
-async fn perform(ctx: &Ctx, w: Write) -> WriteResult {
+async fn perform(shared: &Shared, w: Write) -> WriteResult {
+    let ctx = &Ctx {
+        client: shared.client.clone(),
+        limiter: shared.limiter.clone(),
+        cfg: shared.cfg.clone(),
+        calls: AtomicU64::new(0),
+    };
     let kind = w.kind();
-    let before = ctx.calls.load(Ordering::Relaxed);
     let (object, outcome) = match &w {
         Write::PodCondition { namespace, name, uid, reason, message } => {
             (format!("{namespace}/{name}"), write_pod_condition(ctx, namespace, name, uid, reason, message).await.map(|()| None))
@@ -415,9 +466,12 @@ async fn perform(ctx: &Ctx, w: Write) -> WriteResult {
             (format!("{namespace}/{name}"), evict(ctx, namespace, name, uid, reason, scheduler).await.map(|()| None))
         }
     };
-    let calls = (ctx.calls.load(Ordering::Relaxed) - before) as u32;
+    let calls = ctx.calls.load(Ordering::Relaxed) as u32;
     WriteResult { kind, object, outcome, calls }
 }
+
+/// How often a deferred event looks at the binds again.
+const EVENT_DEFER_POLL: Duration = Duration::from_millis(20);
 
 /// Runs the writer until `writes` closes, then waits for the writes in flight; every result
 /// goes to `done`.
@@ -430,11 +484,11 @@ pub async fn run(
 ) {
     let slots = Arc::new(Semaphore::new(cfg.workers.max(1)));
     let event_workers = cfg.event_workers.max(1);
-    let ctx = Arc::new(Ctx { client, limiter, cfg, calls: AtomicU64::new(0) });
+    let ctx = Arc::new(Shared { client, limiter, cfg: Arc::new(cfg) });
     let done = Arc::new(done);
     // Events queue as plain values in their own channel (not as one task each) and are written
     // by `event_workers` tasks in order, never holding up the other writes.
-    let (event_tx, event_rx) = mpsc::unbounded_channel::<Write>();
+    let (event_tx, event_rx) = mpsc::unbounded_channel::<(Instant, Write)>();
     let event_rx = Arc::new(tokio::sync::Mutex::new(event_rx));
     let mut event_tasks = tokio::task::JoinSet::new();
     for _ in 0..event_workers {
@@ -442,7 +496,13 @@ pub async fn run(
         event_tasks.spawn(async move {
             loop {
                 let next = event_rx.lock().await.recv().await;
-                let Some(w) = next else { break };
+                let Some((queued, w)) = next else { break };
+                if let Some(binds) = &ctx.cfg.binds_outstanding {
+                    let until = queued + ctx.cfg.event_defer_max;
+                    while binds.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+                        tokio::time::sleep(EVENT_DEFER_POLL).await;
+                    }
+                }
                 done(perform(&ctx, w).await);
             }
         });
@@ -450,7 +510,7 @@ pub async fn run(
     let mut tasks = tokio::task::JoinSet::new();
     while let Some(w) = writes.recv().await {
         if matches!(w, Write::Event { .. }) {
-            let _ = event_tx.send(w);
+            let _ = event_tx.send((Instant::now(), w));
             continue;
         }
         let Ok(permit) = slots.clone().acquire_owned().await else { break };

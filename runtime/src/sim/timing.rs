@@ -65,11 +65,13 @@ pub fn timed_cycle(cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions)
     let start = Instant::now();
     let mut last = start;
     let decisions = run_cycle_observed(&arena, cluster, conf, opts, |phase| {
-        let ms = ms_since(last);
+        // Open and close span their plugins' phases: their clocks restart only at the phase
+        // boundaries that end an open, an action or a close.
         match phase {
-            CyclePhase::Opened => t.session_open_ms = ms,
-            CyclePhase::ActionDone(a) => t.actions.push(ActionTiming { action: a.name().to_string(), ms }),
-            CyclePhase::Closed => t.session_close_ms = ms,
+            CyclePhase::TablesBuilt | CyclePhase::PluginOpened(_) | CyclePhase::PluginClosed(_) => return,
+            CyclePhase::Opened => t.session_open_ms = ms_since(last),
+            CyclePhase::ActionDone(a) => t.actions.push(ActionTiming { action: a.name().to_string(), ms: ms_since(last) }),
+            CyclePhase::Closed => t.session_close_ms = ms_since(last),
         }
         last = Instant::now();
     });

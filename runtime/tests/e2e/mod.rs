@@ -101,3 +101,23 @@ pub fn pod_scheduled(p: &Pod) -> Option<(String, String, String)> {
     let c = p.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == "PodScheduled")?;
     Some((c.status.clone(), c.reason.clone().unwrap_or_default(), c.message.clone().unwrap_or_default()))
 }
+
+/// A loopback port free right now (for `--listen-address` / `--healthz-address`).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `GET url` with curl: (HTTP status, body); status 0 when nothing answered.
+pub async fn http_get(url: &str) -> support::Result<(u16, String)> {
+    let out = tokio::process::Command::new("curl").args(["-s", "-o", "-", "-w", "\n%{http_code}", url]).output().await?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    Ok((code.trim().parse().unwrap_or(0), body.to_string()))
+}
+
+/// The value of the sample `series` (name with its labels exactly as exposed, e.g.
+/// `volcano_queue_share{queue_name="q0"}`) in an OpenMetrics text, if present.
+pub fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|r| r.strip_prefix(' ')).and_then(|v| v.split(' ').next()?.parse().ok()))
+}

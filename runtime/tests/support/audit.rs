@@ -1,11 +1,18 @@
 //! The kube-apiserver's audit log (policy: level Metadata, stage `RequestReceived` omitted, so
 //! one `ResponseComplete` line per finished request; long-running requests such as watches also
-//! log `ResponseStarted`).
+//! log `ResponseStarted`): the one reader of the tests and of the live bench
+//! (`examples/live_bench`).
+//!
+//! The log is `audit.log` plus the files kube-apiserver rotated it into (`audit-<time>.log`, when
+//! it passes `--audit-log-maxsize`), read in that order, line by line: [`stream`] hands over one
+//! finished request at a time without holding the log (50,000 pods make a few hundred thousand
+//! lines), [`AuditLog::read`] collects them.
 
 use super::Result;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
 
 /// The fields of one `audit.k8s.io/v1` Event that tests look at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,6 +39,9 @@ pub struct AuditEvent {
     pub code: u16,
     /// `userAgent` (`basalt scheduler` sends `basalt-scheduler/VERSION (IDENTITY)`).
     pub user_agent: String,
+    /// `stageTimestamp` (when the response completed), microseconds since the Unix epoch;
+    /// `None` when absent or unreadable.
+    pub stage_time_us: Option<i64>,
 }
 
 impl AuditEvent {
@@ -75,6 +85,7 @@ struct RawEvent {
     user_agent: String,
     object_ref: Option<RawObjectRef>,
     response_status: Option<RawStatus>,
+    stage_timestamp: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -99,29 +110,63 @@ struct RawStatus {
     code: u16,
 }
 
-impl AuditLog {
-    /// Reads the log at `path`, keeping `ResponseComplete` and `Panic` events (one per finished
-    /// request). A missing file is an empty log; a torn last line (being written) is skipped.
-    /// Errors: unreadable file, or a malformed line other than the last.
-    pub fn read(path: &Path) -> Result<AuditLog> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(format!("{}: {e}", path.display()).into()),
-        };
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let mut events = Vec::with_capacity(lines.len());
-        for (i, line) in lines.iter().enumerate() {
-            let raw: RawEvent = match serde_json::from_str(line) {
+/// The audit log files of a log at `path` (`dir/audit.log`): the rotated `audit-<time>.log`
+/// files beside it in name order (oldest first), then `path` itself (missing files left out).
+/// Errors: the folder cannot be read.
+pub fn log_files(path: &Path) -> Result<Vec<PathBuf>> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("audit");
+    let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("log");
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                name.starts_with(&format!("{stem}-")) && name.ends_with(&format!(".{ext}"))
+            })
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(format!("{}: {e}", dir.display()).into()),
+    };
+    files.sort();
+    if path.exists() {
+        files.push(path.to_path_buf());
+    }
+    Ok(files)
+}
+
+/// Streams the finished requests (`ResponseComplete` and `Panic` events) of the log at `path`
+/// and its rotated files ([`log_files`]) to `each`, in log order. Only lines that contain one of
+/// `needles` are parsed (an empty list parses every line): a cheap filter for a big log. A torn
+/// last line of a file (being written) is skipped.
+///
+/// Errors: a file cannot be read, or a line other than a file's last is not an audit event
+/// (file and line named).
+pub fn stream(path: &Path, needles: &[&str], mut each: impl FnMut(AuditEvent)) -> Result<()> {
+    for file in log_files(path)? {
+        let f = std::fs::File::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut torn: Option<String> = None;
+        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|e| format!("{}: {e}", file.display()))?;
+            if let Some(e) = torn.take() {
+                return Err(e.into());
+            }
+            if line.trim().is_empty() || !(needles.is_empty() || needles.iter().any(|n| line.contains(n))) {
+                continue;
+            }
+            let raw: RawEvent = match serde_json::from_str(&line) {
                 Ok(raw) => raw,
-                Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
-                Err(e) => return Err(format!("{} line {}: {e}", path.display(), i + 1).into()),
+                Err(e) => {
+                    // Only a file's last line may be torn: fail if another line follows.
+                    torn = Some(format!("{} line {}: {e}", file.display(), i + 1));
+                    continue;
+                }
             };
             if raw.stage != "ResponseComplete" && raw.stage != "Panic" {
                 continue;
             }
             let obj = raw.object_ref.unwrap_or_default();
-            events.push(AuditEvent {
+            each(AuditEvent {
                 stage: raw.stage,
                 verb: raw.verb,
                 user: raw.user.username,
@@ -133,8 +178,19 @@ impl AuditLog {
                 name: obj.name,
                 code: raw.response_status.map(|s| s.code).unwrap_or(0),
                 user_agent: raw.user_agent,
+                stage_time_us: raw.stage_timestamp.parse::<k8s_openapi::jiff::Timestamp>().ok().map(|t| t.as_microsecond()),
             });
         }
+    }
+    Ok(())
+}
+
+impl AuditLog {
+    /// Reads the log at `path` and its rotated files ([`stream`]), keeping every finished
+    /// request. A missing log is empty. Errors: as [`stream`].
+    pub fn read(path: &Path) -> Result<AuditLog> {
+        let mut events = Vec::new();
+        stream(path, &[], |e| events.push(e))?;
         Ok(AuditLog { events })
     }
 

@@ -10,7 +10,8 @@
 //! * Object helpers: [`ensure_namespace`], [`fresh_namespace`], [`TestNode`] + [`create_node`] /
 //!   [`create_nodes`], [`TestPod`] + [`create_pod`] / [`create_pods`], [`pod_group`] +
 //!   [`create_pod_group`], [`queue`] + [`create_queue`], [`create_priority_class`], [`bind_pod`], [`delete_pod_now`].
-//! * [`AuditLog`]: the server's audit log, with binding counts per pod and a filter by user.
+//! * [`AuditLog`]: the server's audit log (rotated files included), with binding counts per pod
+//!   and a filter by user; [`stream_audit`] reads it one request at a time.
 //! * [`Kubelet`]: the node side, which this server does not have (marks bound pods Running,
 //!   completes them after `basalt.dev/duration-seconds`, finishes deletions).
 //! * [`wait_for`], [`wait_for_pod`]: polling with a deadline, for conditions that become true
@@ -30,7 +31,7 @@ mod objects;
 mod wait;
 
 pub use apiserver::{client_from_kubeconfig, TestApiserver};
-pub use audit::{AuditEvent, AuditLog, BindingCounts};
+pub use audit::{log_files as audit_log_files, stream as stream_audit, AuditEvent, AuditLog, BindingCounts};
 pub use kubelet::{Kubelet, DURATION_ANNOTATION};
 pub use manifests::{apply_manifest, apply_scheduler_rbac, deploy_dir, install_volcano_crds};
 pub use objects::{
