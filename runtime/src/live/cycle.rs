@@ -68,6 +68,14 @@ pub struct CycleSummary {
     pub assumed: usize,
 }
 
+/// Sees every cycle's input and decisions (the flight recorder, [`crate::recorder`]).
+pub trait CycleRecorder: Send + std::fmt::Debug {
+    /// Called once per cycle, after the core decided and before the decisions are applied:
+    /// `mirror` is the cluster the cycle read (its journal holds the deltas applied since the
+    /// previous call), `conf` and `opts` what the cycle ran with.
+    fn cycle(&mut self, mirror: &mut Mirror, conf: &SchedulerConf, opts: &CycleOptions, decisions: &Decisions);
+}
+
 /// The live scheduler's state between cycles.
 #[derive(Debug)]
 pub struct Scheduler {
@@ -87,6 +95,7 @@ pub struct Scheduler {
     pub bind_failures: u64,
     /// Status writes that failed so far.
     pub write_failures: u64,
+    recorder: Option<Box<dyn CycleRecorder>>,
 }
 
 impl Scheduler {
@@ -106,7 +115,21 @@ impl Scheduler {
             bound: 0,
             bind_failures: 0,
             write_failures: 0,
+            recorder: None,
         }
+    }
+
+    /// Records every cycle from now on with `r` (turns the mirror's delta journal on; set it
+    /// before the first watch event so the recording starts from an empty cluster).
+    pub fn set_recorder(&mut self, r: Box<dyn CycleRecorder>) {
+        self.mirror.set_journal(true);
+        self.recorder = Some(r);
+    }
+
+    /// Stops recording and returns the recorder (its drop finishes the recording).
+    pub fn take_recorder(&mut self) -> Option<Box<dyn CycleRecorder>> {
+        self.mirror.set_journal(false);
+        self.recorder.take()
     }
 
     /// Cycles run so far.
@@ -217,6 +240,9 @@ impl Scheduler {
                 CyclePhase::Closed => summary.close_ms = took,
             }
         });
+        if let Some(r) = self.recorder.as_mut() {
+            r.cycle(&mut self.mirror, conf, &opts, &decisions);
+        }
         self.apply(&decisions, out, &mut summary);
         summary.assumed = self.mirror.assumed().len();
         summary.total_ms = ms(t0.elapsed());
