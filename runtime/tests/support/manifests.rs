@@ -66,16 +66,14 @@ pub async fn install_volcano_crds(client: &Client) -> Result<()> {
     Ok(())
 }
 
-/// Applies `deploy/basalt.yaml`'s Namespace `volcano-system`, ServiceAccount, ClusterRole and
-/// ClusterRoleBinding: afterwards [`super::TestApiserver::scheduler_kubeconfig`]'s identity has
-/// exactly the scheduler's role. Idempotent. Errors: as [`apply_manifest`].
+/// Applies `deploy/base/basalt.yaml`'s Namespace `volcano-system` and ServiceAccount and
+/// `deploy/fresh/rbac.yaml`'s ClusterRole and ClusterRoleBinding: afterwards
+/// [`super::TestApiserver::scheduler_kubeconfig`]'s identity has exactly the scheduler's role.
+/// Idempotent. Errors: as [`apply_manifest`].
 pub async fn apply_scheduler_rbac(client: &Client) -> Result<Vec<String>> {
-    apply_manifest(
-        client,
-        &deploy_dir().join("basalt.yaml"),
-        &["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"],
-    )
-    .await
+    let mut applied = apply_manifest(client, &deploy_dir().join("base/basalt.yaml"), &["Namespace", "ServiceAccount"]).await?;
+    applied.extend(apply_manifest(client, &deploy_dir().join("fresh/rbac.yaml"), &["ClusterRole", "ClusterRoleBinding"]).await?);
+    Ok(applied)
 }
 
 /// Creates or replaces the documents of `path` whose `kind` is in `kinds` (others are skipped)
