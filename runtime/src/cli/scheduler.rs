@@ -117,11 +117,11 @@ pub struct SchedulerArgs {
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
     /// Flight recorder: close a segment file once it holds this many compressed bytes (Basalt).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::recorder::writer::DEFAULT_SEGMENT_BYTES, requires = "record")]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::recorder::writer::DEFAULT_SEGMENT_BYTES)]
     pub record_segment_bytes: u64,
     /// Flight recorder: keep at most this many bytes in DIR, deleting the oldest segments
     /// (Basalt).
-    #[arg(long, value_name = "BYTES", default_value_t = crate::recorder::writer::DEFAULT_MAX_BYTES, requires = "record")]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::recorder::writer::DEFAULT_MAX_BYTES)]
     pub record_max_bytes: u64,
 
     // vc-scheduler flags accepted for compatibility; Basalt does not act on them.

@@ -47,7 +47,7 @@ pub enum Record {
         covers_next_cycle: bool,
     },
     /// One scheduling cycle.
-    Cycle(CycleRecord),
+    Cycle(Box<CycleRecord>),
 }
 
 /// What a segment says about the process that wrote it.

@@ -63,8 +63,7 @@ impl RerunReport {
 /// in it.
 pub fn rerun(dir: &Path, opts: &RerunOptions) -> Result<RerunReport, String> {
     let mut cycles = Vec::new();
-    let arena = bumpalo::Bump::new();
-    let mut arena = arena;
+    let mut arena = bumpalo::Bump::new();
     let walk = walk(dir, |at| {
         let conf = match &opts.conf {
             Some(other) => SchedulerConf { options: at.conf.options.clone(), ..other.clone() },

@@ -55,7 +55,7 @@ pub struct RecorderConfig {
 enum Msg {
     Start { path: PathBuf, header: Header, conf_json: String, checkpoint: Vec<Delta> },
     Conf(String),
-    Cycle { cycle: u64, seed: u64, unix_ms: u64, deltas: Vec<Delta>, decisions: NamedDecisions },
+    Cycle { cycle: u64, seed: u64, unix_ms: u64, deltas: Vec<Delta>, decisions: Box<NamedDecisions> },
 }
 
 /// The flight recorder of `basalt scheduler --record DIR`.
@@ -221,7 +221,7 @@ impl CycleRecorder for Recorder {
                 return;
             }
         }
-        if self.send(Msg::Cycle { cycle: opts.cycle, seed: opts.seed, unix_ms: unix_ms(), deltas, decisions: named }) {
+        if self.send(Msg::Cycle { cycle: opts.cycle, seed: opts.seed, unix_ms: unix_ms(), deltas, decisions: Box::new(named) }) {
             if let Some(a) = &self.acks {
                 // The writer acknowledges every cycle it wrote; a writer that stopped drops its
                 // sender and this returns at once.
@@ -296,10 +296,10 @@ impl SegmentWriter {
                 let Some((path, gz)) = self.out.as_mut() else { return Ok(()) };
                 let rec = CycleRecord { cycle, seed, unix_ms, deltas, decisions: DecisionsDiff::between(&self.prev, &decisions) };
                 let io = |e: io::Error| format!("{}: {e}", path.display());
-                write_frame(gz, &Record::Cycle(rec)).map_err(io)?;
+                write_frame(gz, &Record::Cycle(Box::new(rec))).map_err(io)?;
                 // A sync flush per cycle: a killed process leaves every finished cycle readable.
                 gz.flush().map_err(io)?;
-                self.prev = decisions;
+                self.prev = *decisions;
                 if self.written.load(Ordering::Relaxed) >= self.segment_bytes {
                     self.rotate.store(true, Ordering::Relaxed);
                 }

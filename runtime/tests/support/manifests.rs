@@ -19,7 +19,8 @@ pub fn deploy_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
 }
 
-/// Creates (or replaces, when present) every CRD in `deploy/crds/*.yaml` and waits until each
+/// Creates (or replaces, when present) every CRD in `deploy/crds/*.yaml` (its
+/// `kustomization.yaml` aside) and waits until each
 /// is `Established` (served). They load into v1.20 unchanged. Idempotent, so tests sharing a
 /// server may all call it. Errors: unreadable/invalid YAML (file named), an API error, or a CRD
 /// not established within 30 s.
@@ -29,6 +30,7 @@ pub async fn install_volcano_crds(client: &Client) -> Result<()> {
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .filter(|p| p.file_stem().is_some_and(|s| s != "kustomization"))
         .collect();
     files.sort();
     if files.is_empty() {
