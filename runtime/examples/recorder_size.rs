@@ -9,8 +9,8 @@
 //! ```sh
 //! cargo run --release -p basalt-runtime --example recorder_size -- [NODES] [RUNNING] [CYCLES]
 //! ```
-//! Prints the first cycle's bytes (the initial list), the mean bytes of the following cycles,
-//! an idle cycle's bytes, the checkpoint's bytes, and what that makes per hour at one cycle a
+//! Then two cycles with nothing arriving. Prints the first cycle's bytes (the initial list), the
+//! mean bytes of the following busy cycles, the second quiet cycle's bytes, the checkpoint's bytes, and what that makes per hour at one cycle a
 //! second.
 
 use basalt_core::conf::SchedulerConf;
@@ -67,7 +67,7 @@ fn pod(name: &str, group: &str, node: &str, t: i64) -> k8s::Pod {
         metadata: ObjectMeta {
             name: Some(name.into()),
             namespace: Some("batch".into()),
-            uid: Some(format!("0b6f7c1e-{name}")),
+            uid: Some(uid(name)),
             creation_timestamp: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
                 k8s_openapi::jiff::Timestamp::from_second(1_700_000_000 + t).unwrap(),
             )),
@@ -94,6 +94,23 @@ fn pod(name: &str, group: &str, node: &str, t: i64) -> k8s::Pod {
             ..Default::default()
         }),
     }
+}
+
+/// A UID as random-looking as the API server's (a v4 UUID), derived from the name so runs repeat.
+fn uid(name: &str) -> String {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    for b in name.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    let mut next = || {
+        h = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = h;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let (a, b) = (next(), next());
+    format!("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff, b >> 48, b & 0xffff_ffff_ffff)
 }
 
 fn pod_group(name: &str, min: usize, phase: &str) -> Object {
@@ -144,7 +161,7 @@ fn main() {
     let mut binds = 0usize;
     let started = std::time::Instant::now();
     for c in 0..cycles {
-        if c + 1 < cycles {
+        {
             for g in 0..gangs_per_cycle {
                 let name = format!("new-{c}-{g}");
                 s.mirror.handle(WatchEvent::Apply(pod_group(&name, gang, "Pending")));
@@ -175,6 +192,12 @@ fn main() {
         print!(".");
         let _ = std::io::stdout().flush();
     }
+    // Two cycles with nothing arriving: the second one sees only the first one's assumed binds.
+    for _ in 0..2 {
+        s.run_cycle(&conf, &out);
+        sizes.push(size());
+        binds += out.0.borrow_mut().drain(..).count();
+    }
     println!();
     let ck = checkpoint(&s.mirror.cluster);
     let raw = postcard::to_stdvec(&ck).expect("checkpoint encodes");
@@ -183,11 +206,11 @@ fn main() {
     let ck_bytes = gz.finish().expect("in memory").len();
     drop(s.take_recorder());
     let first = sizes[0];
-    let busy = cycles.saturating_sub(2).max(1);
-    let steady = (sizes[cycles - 2] - sizes[0]) as f64 / busy as f64;
-    let idle = (sizes[cycles - 1] - sizes[cycles - 2]) as f64;
+    let busy = cycles.saturating_sub(1).max(1);
+    let steady = (sizes[cycles - 1] - sizes[0]) as f64 / busy as f64;
+    let idle = (sizes[cycles + 1] - sizes[cycles]) as f64;
     let mib = |b: f64| b / (1 << 20) as f64;
-    println!("recorder size at {nodes} nodes, {running} running pods, {gangs_per_cycle} gangs of {gang} arriving per cycle ({binds} binds in {cycles} cycles, {:.1} s)", started.elapsed().as_secs_f64());
+    println!("recorder size at {nodes} nodes, {running} running pods, {gangs_per_cycle} gangs of {gang} arriving per cycle ({binds} binds in {} cycles, {:.1} s)", cycles + 2, started.elapsed().as_secs_f64());
     println!("  first cycle (initial list of every object): {:.2} MiB", mib(first as f64));
     println!(
         "  busy cycle (~{} deltas, {} binds): {:.1} KiB",
@@ -195,7 +218,7 @@ fn main() {
         gangs_per_cycle * gang,
         steady / 1024.0
     );
-    println!("  idle cycle (no delta, same decisions): {idle:.0} bytes");
+    println!("  idle cycle (nothing arrived or changed): {idle:.0} bytes");
     println!("  checkpoint of the whole cluster (each new segment): {:.2} MiB", mib(ck_bytes as f64));
     println!("  per hour at one busy cycle a second: {:.0} MiB; idle: {:.1} MiB", mib(steady * 3600.0), mib(idle * 3600.0));
     let _ = std::fs::remove_dir_all(&dir);

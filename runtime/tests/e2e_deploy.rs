@@ -130,7 +130,15 @@ fn migration_from_volcano_keeps_the_operators_objects_and_rolls_back() {
     let k = Kubectl { bin: kubectl_path(), kubeconfig: server.admin_kubeconfig() };
 
     // Volcano's install: its CRDs (Basalt's copies stand in for them), its objects, vc-scheduler.
-    k.run(&["apply", "-f", "deploy/crds/scheduling.volcano.sh_podgroups.yaml", "-f", "deploy/crds/scheduling.volcano.sh_queues.yaml", "-f", "deploy/crds/batch.volcano.sh_jobs.yaml"]);
+    k.run(&[
+        "apply",
+        "-f",
+        "deploy/crds/scheduling.volcano.sh_podgroups.yaml",
+        "-f",
+        "deploy/crds/scheduling.volcano.sh_queues.yaml",
+        "-f",
+        "deploy/crds/batch.volcano.sh_jobs.yaml",
+    ]);
     k.run(&["wait", "--for", "condition=established", "crd", "--all", "--timeout=60s"]);
     // The operator's own change to a CRD, which re-applying Basalt's copy would revert.
     k.run(&["patch", "crd", "queues.scheduling.volcano.sh", "--type=merge", "-p", r#"{"spec":{"names":{"shortNames":["vq"]}}}"#]);
