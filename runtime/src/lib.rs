@@ -11,6 +11,9 @@
 //! * [`live`]: `basalt scheduler`, the live scheduler: watches, the cluster mirror with assumed
 //!   binds, the binder and status writer, the scheduling loop.
 //!
+//! * [`recorder`]: the flight recorder of `basalt scheduler --record`, its offline re-run
+//!   (`basalt replay --recording`) and `basalt explain`.
+//!
 //! The core never sees a Kubernetes type: everything goes through `convert`.
 
 pub mod cli;
@@ -18,5 +21,6 @@ pub mod convert;
 pub mod crd;
 pub mod live;
 pub mod load;
+pub mod recorder;
 pub mod replay;
 pub mod sim;

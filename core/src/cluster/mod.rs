@@ -29,7 +29,7 @@ pub struct PodGroupId(pub u32);
 ///
 /// Variants differ in size (a pod carries its whole spec); deltas are short-lived messages
 /// consumed at once, so boxing them would only add an allocation per object.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[allow(clippy::large_enum_variant)]
 pub enum Delta {
     /// A node was added or changed.
@@ -490,6 +490,11 @@ impl Cluster {
     /// PriorityClasses by name.
     pub fn priority_class(&self, name: &str) -> Option<&PriorityClassSpec> {
         self.priority_classes.get(name)
+    }
+
+    /// PriorityClasses in name order.
+    pub fn priority_classes(&self) -> impl Iterator<Item = &PriorityClassSpec> + '_ {
+        self.priority_classes.values()
     }
 
     /// The global default PriorityClass value, if one is marked `globalDefault` (the highest

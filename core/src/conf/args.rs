@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 /// Arguments of a plugin or action: key → YAML value.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Arguments(pub BTreeMap<String, serde_yaml::Value>);
 
 impl Arguments {

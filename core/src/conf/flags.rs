@@ -1,7 +1,7 @@
 //! Plugin enable flags, spelled exactly as Volcano spells them (`enable…` vs `enabled…`).
 
 /// One enable flag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[allow(missing_docs)]
 pub enum Flag {
     JobOrder,
@@ -61,7 +61,7 @@ pub const FLAGS: &[(Flag, &str, bool)] = &[
 ];
 
 /// The flags set on one plugin entry; unset flags take Volcano's default.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EnableFlags {
     set: Vec<(Flag, bool)>,
 }

@@ -39,7 +39,7 @@ pub const VOLCANO_PLUGINS: &[&str] = &[
 ];
 
 /// An action name (`actions: "enqueue, allocate, backfill"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ActionKind {
     /// `enqueue`.
     Enqueue,
@@ -96,7 +96,7 @@ impl ActionKind {
 }
 
 /// One plugin entry of a tier.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PluginOption {
     /// Plugin name (`priority`, `gang`, …).
     pub name: String,
@@ -107,14 +107,14 @@ pub struct PluginOption {
 }
 
 /// A tier: plugins whose votes combine before the next tier is asked.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Tier {
     /// Plugins in order.
     pub plugins: Vec<PluginOption>,
 }
 
 /// Scheduler flags that change decisions (Volcano `cmd/scheduler/app/options`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SchedulerOptions {
     /// `--percentage-nodes-to-find`: percentage of nodes a predicate scan stops at once that
     /// many feasible nodes are found. Volcano's default is 0 (adaptive: `max(50 − N/125,
@@ -170,7 +170,7 @@ impl SchedulerOptions {
 }
 
 /// A parsed `volcano-scheduler.conf` plus the flags that change decisions.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SchedulerConf {
     /// Actions in order.
     pub actions: Vec<ActionKind>,

@@ -1,7 +1,7 @@
 use super::objects::{Labels, TaintEffect};
 
 /// Operator of a label or node selector requirement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SelectorOp {
     /// `In`: the value is one of `values`.
     In,
@@ -18,7 +18,7 @@ pub enum SelectorOp {
 }
 
 /// One requirement (`matchExpressions[]` of a label or node selector).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Requirement {
     /// `key`.
     pub key: String,
@@ -30,7 +30,7 @@ pub struct Requirement {
 
 /// A `metav1.LabelSelector`: `matchLabels` and `matchExpressions`, ANDed. An empty selector
 /// matches everything.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LabelSelector {
     /// `matchLabels`.
     pub match_labels: Labels,
@@ -39,7 +39,7 @@ pub struct LabelSelector {
 }
 
 /// A `v1.NodeSelectorTerm`: expressions on labels and fields (`metadata.name`), ANDed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct NodeSelectorTerm {
     /// `matchExpressions`.
     pub match_expressions: Vec<Requirement>,
@@ -48,7 +48,7 @@ pub struct NodeSelectorTerm {
 }
 
 /// A preferred scheduling term with its weight (1–100).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PreferredSchedulingTerm {
     /// `weight`.
     pub weight: i32,
@@ -57,7 +57,7 @@ pub struct PreferredSchedulingTerm {
 }
 
 /// A `v1.PodAffinityTerm`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PodAffinityTerm {
     /// `labelSelector` (None matches no pod, as in Kubernetes).
     pub label_selector: Option<LabelSelector>,
@@ -71,7 +71,7 @@ pub struct PodAffinityTerm {
 }
 
 /// A weighted pod affinity term.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct WeightedPodAffinityTerm {
     /// `weight` (1–100).
     pub weight: i32,
@@ -80,7 +80,7 @@ pub struct WeightedPodAffinityTerm {
 }
 
 /// `spec.affinity`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Affinity {
     /// `nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`
     /// (None when unset; `Some(vec![])` matches no node).
@@ -98,7 +98,7 @@ pub struct Affinity {
 }
 
 /// Toleration operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub enum TolerationOp {
     /// `Equal` (the default): key and value must match.
     #[default]
@@ -108,7 +108,7 @@ pub enum TolerationOp {
 }
 
 /// A `v1.Toleration`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Toleration {
     /// `key` (empty with `Exists` matches all keys).
     pub key: String,
@@ -121,7 +121,7 @@ pub struct Toleration {
 }
 
 /// `whenUnsatisfiable` of a topology spread constraint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum WhenUnsatisfiable {
     /// `DoNotSchedule`: a filter.
     DoNotSchedule,
@@ -130,7 +130,7 @@ pub enum WhenUnsatisfiable {
 }
 
 /// A `v1.TopologySpreadConstraint`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TopologySpreadConstraint {
     /// `maxSkew` (≥ 1).
     pub max_skew: i32,

@@ -5,7 +5,7 @@ use crate::resource::ResourceList;
 pub type Labels = std::collections::BTreeMap<String, String>;
 
 /// A Kubernetes Node (`v1.Node`) as the scheduler needs it.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeSpec {
     /// `metadata.name`.
     pub name: String,
@@ -25,7 +25,7 @@ pub struct NodeSpec {
 }
 
 /// Taint effect (`NoSchedule`, `PreferNoSchedule`, `NoExecute`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TaintEffect {
     /// Pods that do not tolerate it are not scheduled.
     NoSchedule,
@@ -36,7 +36,7 @@ pub enum TaintEffect {
 }
 
 /// A node taint (`v1.Taint`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Taint {
     /// `key`.
     pub key: String,
@@ -47,7 +47,7 @@ pub struct Taint {
 }
 
 /// Pod phase (`status.phase`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum PodPhase {
     /// Not yet running (scheduled or not).
     #[default]
@@ -63,7 +63,7 @@ pub enum PodPhase {
 }
 
 /// A host port a container asks for (`containers[].ports[]` with `hostPort` set).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct HostPort {
     /// `hostIP`; empty means all addresses (`0.0.0.0`).
     pub host_ip: String,
@@ -75,7 +75,7 @@ pub struct HostPort {
 
 /// A Kubernetes Pod (`v1.Pod`) as the scheduler needs it. Requests are already folded as Volcano
 /// folds them (`pkg/scheduler/api/pod_info.go`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PodSpec {
     /// `metadata.namespace`.
     pub namespace: String,
@@ -139,7 +139,7 @@ pub struct PodSpec {
 }
 
 /// PodGroup phase (`status.phase`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PodGroupPhase {
     /// Unset in the object.
     #[default]
@@ -184,7 +184,7 @@ impl PodGroupPhase {
 }
 
 /// A PodGroup status condition (`status.conditions[]`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PodGroupCondition {
     /// `type`: `Unschedulable` or `Scheduled`.
     pub kind: String,
@@ -199,7 +199,7 @@ pub struct PodGroupCondition {
 }
 
 /// A Volcano PodGroup (`scheduling.volcano.sh/v1beta1`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PodGroupSpec {
     /// `metadata.namespace`.
     pub namespace: String,
@@ -228,7 +228,7 @@ pub struct PodGroupSpec {
 }
 
 /// Queue state (`status.state`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum QueueState {
     /// `Open` (also assumed when unset: Volcano's queue controller opens new queues).
     #[default]
@@ -242,7 +242,7 @@ pub enum QueueState {
 }
 
 /// A Volcano Queue (`scheduling.volcano.sh/v1beta1`, cluster-scoped).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QueueSpec {
     /// `metadata.name` (the queue's UID in Volcano's session).
     pub name: String,
@@ -268,7 +268,7 @@ pub struct QueueSpec {
 }
 
 /// A PriorityClass (`scheduling.k8s.io/v1`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PriorityClassSpec {
     /// `metadata.name`.
     pub name: String,

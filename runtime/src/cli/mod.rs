@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
+pub mod recording;
 pub mod replay;
 pub mod scheduler;
 pub mod simulate;
@@ -45,6 +46,9 @@ pub enum Command {
     /// Run as the cluster's scheduler in place of Volcano's vc-scheduler: watch the API server,
     /// schedule every `--schedule-period`, bind pods and write statuses (vc-scheduler's flags).
     Scheduler(Box<scheduler::SchedulerArgs>),
+    /// Say, for one pod, at each cycle of a flight recording, whether it was pending or bound
+    /// and why.
+    Explain(recording::ExplainArgs),
 }
 
 /// Runs a parsed command line; returns the process exit code.
@@ -54,6 +58,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Replay(args) => ExitCode::from(replay::run(&args)),
         Command::Bench(args) => ExitCode::from(bench::run(&args)),
         Command::Scheduler(args) => ExitCode::from(crate::live::runner::run(&args)),
+        Command::Explain(args) => ExitCode::from(recording::explain(&args)),
     }
 }
 

@@ -30,6 +30,14 @@ pub enum ReportFormat {
 /// Arguments of `basalt replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
+    /// Re-run the cycles of a flight recording (`basalt scheduler --record DIR`) offline and
+    /// check that they decide what was recorded; with one `--conf`, report what that conf
+    /// would have decided differently.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["alibaba_v2023", "cluster", "pods", "nodes", "timeseries", "plot"])]
+    pub recording: Option<PathBuf>,
+    /// With --recording: only this cycle (the session number the listing prints).
+    #[arg(long, value_name = "N", requires = "recording")]
+    pub cycle: Option<u64>,
     /// Replay Alibaba's cluster-trace-gpu-v2023 from this directory (openb_*.csv).
     #[arg(long, value_name = "DIR", conflicts_with = "cluster")]
     pub alibaba_v2023: Option<PathBuf>,
@@ -165,6 +173,9 @@ fn write_timeseries(path: &Path, out: &replay::ReplayOutput) -> Result<(), Strin
 /// unusable or empty), [`EXIT_BAD_CONF`] (a conf or option is invalid) or
 /// [`EXIT_WRITE_FAILED`].
 pub fn run(args: &ReplayArgs) -> u8 {
+    if let Some(dir) = &args.recording {
+        return super::recording::replay(dir, args.cycle, &args.confs, args.output == ReportFormat::Json);
+    }
     let confs = match confs(&args.confs) {
         Ok(c) => c,
         Err(msg) => {

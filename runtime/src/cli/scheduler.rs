@@ -112,6 +112,17 @@ pub struct SchedulerArgs {
     /// comparisons with `basalt simulate`; 0 = run until stopped).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_cycles: u64,
+    /// Flight recorder: write every cycle's deltas, conf, seed and decisions into DIR
+    /// (Basalt; replay them with `basalt replay --recording DIR`).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Flight recorder: close a segment file once it holds this many compressed bytes (Basalt).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::recorder::writer::DEFAULT_SEGMENT_BYTES)]
+    pub record_segment_bytes: u64,
+    /// Flight recorder: keep at most this many bytes in DIR, deleting the oldest segments
+    /// (Basalt).
+    #[arg(long, value_name = "BYTES", default_value_t = crate::recorder::writer::DEFAULT_MAX_BYTES)]
+    pub record_max_bytes: u64,
 
     // vc-scheduler flags accepted for compatibility; Basalt does not act on them.
     /// Accepted for compatibility (logs always go to stderr).

@@ -95,6 +95,14 @@ fn epoch_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// Sees every cycle's input and decisions (the flight recorder, [`crate::recorder`]).
+pub trait CycleRecorder: Send + std::fmt::Debug {
+    /// Called once per cycle, after the core decided and before the decisions are applied:
+    /// `mirror` is the cluster the cycle read (its journal holds the deltas applied since the
+    /// previous call), `conf` and `opts` what the cycle ran with.
+    fn cycle(&mut self, mirror: &mut Mirror, conf: &SchedulerConf, opts: &CycleOptions, decisions: &Decisions);
+}
+
 /// The live scheduler's state between cycles.
 #[derive(Debug)]
 pub struct Scheduler {
@@ -123,6 +131,7 @@ pub struct Scheduler {
     pub bind_failures: u64,
     /// Status writes that failed so far.
     pub write_failures: u64,
+    recorder: Option<Box<dyn CycleRecorder>>,
 }
 
 impl Scheduler {
@@ -146,7 +155,21 @@ impl Scheduler {
             bound: 0,
             bind_failures: 0,
             write_failures: 0,
+            recorder: None,
         }
+    }
+
+    /// Records every cycle from now on with `r` (turns the mirror's delta journal on; set it
+    /// before the first watch event so the recording starts from an empty cluster).
+    pub fn set_recorder(&mut self, r: Box<dyn CycleRecorder>) {
+        self.mirror.set_journal(true);
+        self.recorder = Some(r);
+    }
+
+    /// Stops recording and returns the recorder (its drop finishes the recording).
+    pub fn take_recorder(&mut self) -> Option<Box<dyn CycleRecorder>> {
+        self.mirror.set_journal(false);
+        self.recorder.take()
     }
 
     /// Cycles run so far.
@@ -277,6 +300,9 @@ impl Scheduler {
                 CyclePhase::Closed => summary.close_ms = ms(now.duration_since(phase_start)),
             }
         });
+        if let Some(r) = self.recorder.as_mut() {
+            r.cycle(&mut self.mirror, conf, &opts, &decisions);
+        }
         self.apply_decisions(&decisions, out, &mut summary);
         summary.assumed = self.mirror.assumed().len();
         summary.task_stages.append(&mut self.task_stages);

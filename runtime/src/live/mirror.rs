@@ -186,6 +186,9 @@ pub struct Mirror {
     relist: [Option<HashSet<Key>>; 5],
     synced: [bool; 5],
     reported: HashMap<(Kind, Key), String>,
+    /// Every delta applied to `cluster` since the last [`Mirror::take_journal`], in order, while
+    /// journaling is on (the flight recorder's input; off by default).
+    journal: Option<Vec<Delta>>,
     /// Objects refused so far (each distinct problem counted once).
     pub refused: u64,
 }
@@ -207,8 +210,29 @@ impl Mirror {
             relist: Default::default(),
             synced: [false; 5],
             reported: HashMap::new(),
+            journal: None,
             refused: 0,
         }
+    }
+
+    /// Turns the journal of applied deltas on or off (on: every later change of `cluster` is
+    /// also kept, in order, until [`Mirror::take_journal`]).
+    pub fn set_journal(&mut self, on: bool) {
+        self.journal = on.then(Vec::new);
+    }
+
+    /// The deltas applied since the last call (empty when journaling is off), including those
+    /// the cluster refused: replaying them in order on a copy rebuilds the same state.
+    pub fn take_journal(&mut self) -> Vec<Delta> {
+        self.journal.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// The one way the mirror changes `cluster`: applies `d`, journaled when on.
+    fn put(&mut self, d: Delta) -> Result<(), basalt_core::cluster::ClusterError> {
+        if let Some(j) = self.journal.as_mut() {
+            j.push(d.clone());
+        }
+        self.cluster.apply(d)
     }
 
     /// Whether every kind has completed its first list.
@@ -300,7 +324,7 @@ impl Mirror {
         match delta {
             Some(d) => {
                 // Deletes of stored objects cannot be refused.
-                let _ = self.cluster.apply(d);
+                let _ = self.put(d);
                 Applied::Removed
             }
             None => Applied::Ignored,
@@ -317,7 +341,7 @@ impl Mirror {
     }
 
     fn store(&mut self, kind: Kind, key: &Key, d: Delta) -> Result<(), Applied> {
-        match self.cluster.apply(d) {
+        match self.put(d) {
             Ok(()) => {
                 self.reported.remove(&(kind, key.clone()));
                 Ok(())
@@ -445,7 +469,7 @@ impl Mirror {
         let req =
             BindRequest { namespace: spec.namespace.clone(), name: spec.name.clone(), uid: spec.uid.clone(), node: node_name };
         self.assumed.insert(key, Assumed { uid: spec.uid.clone(), node: req.node.clone(), since: Instant::now() });
-        self.cluster.apply(Delta::Pod(spec)).ok()?;
+        self.put(Delta::Pod(spec)).ok()?;
         Some(req)
     }
 
@@ -462,7 +486,7 @@ impl Mirror {
         let Some(rec) = self.cluster.pod(id) else { return false };
         let mut spec = rec.spec.clone();
         spec.node_name.clear();
-        self.cluster.apply(Delta::Pod(spec)).is_ok()
+        self.put(Delta::Pod(spec)).is_ok()
     }
 
     /// The `PodScheduled` condition last written or observed for `key` (written wins until

@@ -374,7 +374,23 @@ async fn run_async(args: SchedulerArgs) -> u8 {
 
     let stop = Arc::new(AtomicBool::new(false));
     let cycle_base = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)) << 20;
-    let scheduler = Scheduler::new(Mirror::new(args.scheduler_names.clone(), node_selector), args.seed, cycle_base);
+    let mut scheduler = Scheduler::new(Mirror::new(args.scheduler_names.clone(), node_selector), args.seed, cycle_base);
+    if let Some(dir) = &args.record {
+        let cfg = crate::recorder::writer::RecorderConfig {
+            dir: dir.clone(),
+            segment_bytes: args.record_segment_bytes,
+            max_bytes: args.record_max_bytes,
+            args: std::env::args().skip(1).collect(),
+            wait_written: false,
+        };
+        match crate::recorder::writer::Recorder::start(cfg) {
+            Ok(r) => scheduler.set_recorder(Box::new(r)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
     let conf_now = conf.clone();
     let (m, conf_counts, is_leader) = (metrics.clone(), conf.clone(), leading.clone());
     let ctl = LoopControl {

@@ -18,7 +18,7 @@
 #   etcd.pid kube-apiserver.pid etcd.log kube-apiserver.log running
 # The two ServiceAccount identities carry the groups system:serviceaccounts,
 # system:serviceaccounts:volcano-system and system:authenticated, so RBAC bindings to the
-# ServiceAccounts (deploy/basalt.yaml) apply to them. Authorization is RBAC only.
+# ServiceAccounts (deploy/fresh/rbac.yaml) apply to them. Authorization is RBAC only.
 #
 # With --owner-pid, a watchdog stops the servers once that process has exited (a test binary that
 # never runs destructors, or is killed); --remove-on-exit makes the watchdog delete DIR too.

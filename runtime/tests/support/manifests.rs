@@ -19,7 +19,8 @@ pub fn deploy_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
 }
 
-/// Creates (or replaces, when present) every CRD in `deploy/crds/*.yaml` and waits until each
+/// Creates (or replaces, when present) every CRD in `deploy/crds/*.yaml` (its
+/// `kustomization.yaml` aside) and waits until each
 /// is `Established` (served). They load into v1.20 unchanged. Idempotent, so tests sharing a
 /// server may all call it. Errors: unreadable/invalid YAML (file named), an API error, or a CRD
 /// not established within 30 s.
@@ -29,6 +30,7 @@ pub async fn install_volcano_crds(client: &Client) -> Result<()> {
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .filter(|p| p.file_stem().is_some_and(|s| s != "kustomization"))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -66,16 +68,14 @@ pub async fn install_volcano_crds(client: &Client) -> Result<()> {
     Ok(())
 }
 
-/// Applies `deploy/basalt.yaml`'s Namespace `volcano-system`, ServiceAccount, ClusterRole and
-/// ClusterRoleBinding: afterwards [`super::TestApiserver::scheduler_kubeconfig`]'s identity has
-/// exactly the scheduler's role. Idempotent. Errors: as [`apply_manifest`].
+/// Applies `deploy/base/basalt.yaml`'s Namespace `volcano-system` and ServiceAccount and
+/// `deploy/fresh/rbac.yaml`'s ClusterRole and ClusterRoleBinding: afterwards
+/// [`super::TestApiserver::scheduler_kubeconfig`]'s identity has exactly the scheduler's role.
+/// Idempotent. Errors: as [`apply_manifest`].
 pub async fn apply_scheduler_rbac(client: &Client) -> Result<Vec<String>> {
-    apply_manifest(
-        client,
-        &deploy_dir().join("basalt.yaml"),
-        &["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"],
-    )
-    .await
+    let mut applied = apply_manifest(client, &deploy_dir().join("base/basalt.yaml"), &["Namespace", "ServiceAccount"]).await?;
+    applied.extend(apply_manifest(client, &deploy_dir().join("fresh/rbac.yaml"), &["ClusterRole", "ClusterRoleBinding"]).await?);
+    Ok(applied)
 }
 
 /// Creates or replaces the documents of `path` whose `kind` is in `kinds` (others are skipped)

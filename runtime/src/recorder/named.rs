@@ -1,0 +1,250 @@
+//! A cycle's [`Decisions`] with every id resolved to a name, so they can be stored, compared
+//! across runs of the core and read by a person, and their compact on-disk form
+//! ([`DecisionsDiff`]: what changed since the previous cycle).
+//!
+//! Binds, evictions and pipelined tasks are kept in decision order; per-pod conditions,
+//! PodGroup statuses, Queue allocations, skipped PodGroups and PodGroup events are kept per
+//! object (by name). A condition's `transitionID` equal to the cycle's own session id is stored
+//! as [`THIS_SESSION`], so an unchanged PodGroup does not differ from one cycle to the next.
+
+use basalt_core::cluster::Cluster;
+use basalt_core::decision::Decisions;
+use basalt_core::model::{PodGroupCondition, PodGroupPhase};
+use basalt_core::resource::ResourceList;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `(namespace, name)` of a pod or PodGroup.
+pub type ObjKey = (String, String);
+
+/// Stands for "the session id of the cycle that decided it" in a condition's `transitionID`.
+pub const THIS_SESSION: &str = "=session";
+
+/// A PodGroup's status as a cycle decided it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupStatus {
+    /// `status.phase`.
+    pub phase: PodGroupPhase,
+    /// `status.conditions` (`transitionID` of this cycle as [`THIS_SESSION`]).
+    pub conditions: Vec<PodGroupCondition>,
+    /// `status.running`.
+    pub running: i32,
+    /// `status.succeeded`.
+    pub succeeded: i32,
+    /// `status.failed`.
+    pub failed: i32,
+    /// Whether the live scheduler writes it (anything but timestamps changed).
+    pub changed: bool,
+}
+
+/// An event on a PodGroup.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupEvent {
+    /// `Normal` or `Warning`.
+    pub kind: String,
+    /// Reason, e.g. `Unschedulable`.
+    pub reason: String,
+    /// Message.
+    pub message: String,
+}
+
+/// Everything one cycle decided, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedDecisions {
+    /// `(pod, node)` in commit order.
+    pub binds: Vec<(ObjKey, String)>,
+    /// `(pod, reason)` in order.
+    pub evictions: Vec<(ObjKey, String)>,
+    /// `(pod, node)` left pipelined.
+    pub pipelined: Vec<(ObjKey, String)>,
+    /// Pending pods: `(reason, message)` of their `PodScheduled=False` condition.
+    pub unschedulable: BTreeMap<ObjKey, (String, String)>,
+    /// Every PodGroup in the session.
+    pub pod_groups: BTreeMap<ObjKey, GroupStatus>,
+    /// `status.allocated` of every Queue.
+    pub queues: BTreeMap<String, ResourceList>,
+    /// PodGroups left out of the session, with the reason.
+    pub skipped: BTreeMap<ObjKey, String>,
+    /// Events per PodGroup, in order.
+    pub events: BTreeMap<ObjKey, Vec<GroupEvent>>,
+}
+
+impl NamedDecisions {
+    /// Resolves `d`'s ids on `cluster` (the cluster the cycle ran on, before its binds are
+    /// assumed). An id the cluster no longer has is named `?<id>` (it cannot happen for the
+    /// cluster the cycle read).
+    pub fn of(d: &Decisions, cluster: &Cluster, cycle: u64) -> Self {
+        let session = format!("basalt-session-{cycle}");
+        let pod = |id: basalt_core::cluster::PodId| match cluster.pod(id) {
+            Some(p) => (p.spec.namespace.clone(), p.spec.name.clone()),
+            None => (String::new(), format!("?{}", id.0)),
+        };
+        let node = |id: basalt_core::cluster::NodeId| match cluster.node(id) {
+            Some(n) => n.spec.name.clone(),
+            None => format!("?{}", id.0),
+        };
+        let group = |id: basalt_core::cluster::PodGroupId| match cluster.pod_group(id) {
+            Some(g) => (g.spec.namespace.clone(), g.spec.name.clone()),
+            None => (String::new(), format!("?{}", id.0)),
+        };
+        let mut out = NamedDecisions {
+            binds: d.binds.iter().map(|b| (pod(b.pod), node(b.node))).collect(),
+            evictions: d.evictions.iter().map(|e| (pod(e.pod), e.reason.clone())).collect(),
+            pipelined: d.pipelined.iter().map(|p| (pod(p.pod), node(p.node))).collect(),
+            unschedulable: d.unschedulable.iter().map(|c| (pod(c.pod), (c.reason.clone(), c.message.clone()))).collect(),
+            pod_groups: BTreeMap::new(),
+            queues: d.queues.iter().map(|q| (q.name.clone(), q.allocated.clone())).collect(),
+            skipped: d.skipped.iter().map(|(g, r)| (group(*g), r.clone())).collect(),
+            events: BTreeMap::new(),
+        };
+        for s in &d.pod_groups {
+            let conditions = s
+                .conditions
+                .iter()
+                .map(|c| {
+                    let mut c = c.clone();
+                    if c.transition_id == session {
+                        c.transition_id = THIS_SESSION.into();
+                    }
+                    c
+                })
+                .collect();
+            out.pod_groups.insert(
+                group(s.group),
+                GroupStatus {
+                    phase: s.phase,
+                    conditions,
+                    running: s.running,
+                    succeeded: s.succeeded,
+                    failed: s.failed,
+                    changed: s.changed,
+                },
+            );
+        }
+        for e in &d.events {
+            out.events.entry(group(e.group)).or_default().push(GroupEvent {
+                kind: e.kind.to_string(),
+                reason: e.reason.clone(),
+                message: e.message.clone(),
+            });
+        }
+        out
+    }
+}
+
+/// A map's changes: entries added or changed, keys removed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapDiff<K: Ord, V> {
+    /// Added or changed entries.
+    pub upsert: Vec<(K, V)>,
+    /// Removed keys.
+    pub remove: Vec<K>,
+}
+
+impl<K: Ord, V> Default for MapDiff<K, V> {
+    fn default() -> Self {
+        MapDiff { upsert: Vec::new(), remove: Vec::new() }
+    }
+}
+
+impl<K: Ord + Clone, V: Clone + PartialEq> MapDiff<K, V> {
+    /// The changes that turn `old` into `new`.
+    pub fn between(old: &BTreeMap<K, V>, new: &BTreeMap<K, V>) -> Self {
+        let upsert = new.iter().filter(|(k, v)| old.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let remove = old.keys().filter(|k| !new.contains_key(*k)).cloned().collect();
+        MapDiff { upsert, remove }
+    }
+
+    /// Applies the changes to `m`.
+    pub fn apply(&self, m: &mut BTreeMap<K, V>) {
+        for k in &self.remove {
+            m.remove(k);
+        }
+        for (k, v) in &self.upsert {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// A cycle's decisions as stored: the ordered lists whole, the per-object maps as changes from
+/// the previous cycle of the segment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionsDiff {
+    /// [`NamedDecisions::binds`].
+    pub binds: Vec<(ObjKey, String)>,
+    /// [`NamedDecisions::evictions`].
+    pub evictions: Vec<(ObjKey, String)>,
+    /// [`NamedDecisions::pipelined`].
+    pub pipelined: Vec<(ObjKey, String)>,
+    /// Changes of [`NamedDecisions::unschedulable`].
+    pub unschedulable: MapDiff<ObjKey, (String, String)>,
+    /// Changes of [`NamedDecisions::pod_groups`].
+    pub pod_groups: MapDiff<ObjKey, GroupStatus>,
+    /// Changes of [`NamedDecisions::queues`].
+    pub queues: MapDiff<String, ResourceList>,
+    /// Changes of [`NamedDecisions::skipped`].
+    pub skipped: MapDiff<ObjKey, String>,
+    /// Changes of [`NamedDecisions::events`].
+    pub events: MapDiff<ObjKey, Vec<GroupEvent>>,
+}
+
+impl DecisionsDiff {
+    /// `new` as changes from `old`.
+    pub fn between(old: &NamedDecisions, new: &NamedDecisions) -> Self {
+        DecisionsDiff {
+            binds: new.binds.clone(),
+            evictions: new.evictions.clone(),
+            pipelined: new.pipelined.clone(),
+            unschedulable: MapDiff::between(&old.unschedulable, &new.unschedulable),
+            pod_groups: MapDiff::between(&old.pod_groups, &new.pod_groups),
+            queues: MapDiff::between(&old.queues, &new.queues),
+            skipped: MapDiff::between(&old.skipped, &new.skipped),
+            events: MapDiff::between(&old.events, &new.events),
+        }
+    }
+
+    /// The decisions these changes make from `prev` (the previous cycle's).
+    pub fn apply(&self, prev: &NamedDecisions) -> NamedDecisions {
+        let mut d = prev.clone();
+        d.binds = self.binds.clone();
+        d.evictions = self.evictions.clone();
+        d.pipelined = self.pipelined.clone();
+        self.unschedulable.apply(&mut d.unschedulable);
+        self.pod_groups.apply(&mut d.pod_groups);
+        self.queues.apply(&mut d.queues);
+        self.skipped.apply(&mut d.skipped);
+        self.events.apply(&mut d.events);
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: &str) -> ObjKey {
+        ("ns".into(), n.into())
+    }
+
+    #[test]
+    fn diff_then_apply_gives_the_new_decisions() {
+        let mut a = NamedDecisions::default();
+        a.unschedulable.insert(key("p1"), ("Unschedulable".into(), "0/1 nodes are unavailable".into()));
+        a.unschedulable.insert(key("p2"), ("Unschedulable".into(), "x".into()));
+        a.queues.insert("q".into(), [("cpu".to_string(), 1000)].into());
+        let mut b = a.clone();
+        b.binds.push((key("p1"), "n1".into()));
+        b.unschedulable.remove(&key("p1"));
+        b.unschedulable.insert(key("p2"), ("Unschedulable".into(), "y".into()));
+        b.queues.insert("q".into(), [("cpu".to_string(), 2000)].into());
+        let d = DecisionsDiff::between(&a, &b);
+        assert_eq!(d.unschedulable.remove, vec![key("p1")]);
+        assert_eq!(d.unschedulable.upsert.len(), 1, "only what changed is stored");
+        assert_eq!(d.apply(&a), b);
+        let mut c = b.clone();
+        c.binds.clear();
+        let quiet = DecisionsDiff::between(&b, &c);
+        assert!(quiet.unschedulable.upsert.is_empty() && quiet.queues.upsert.is_empty() && quiet.binds.is_empty());
+        assert_eq!(quiet.apply(&b), c, "binds are per cycle, never carried over");
+    }
+}

@@ -1,0 +1,263 @@
+//! The flight recorder without an API server: a live `Scheduler` fed watch events (binds
+//! confirmed, pods finishing, new jobs arriving) records a dozen cycles over several rotated
+//! segments; the recording re-runs offline with identical decisions, also from a checkpoint
+//! once the older segments are gone and from a segment cut mid-record; another conf shows its
+//! differences; `explain` tells a pending pod's and a bound pod's story; the size budget
+//! deletes the oldest segments.
+
+use basalt_core::conf::SchedulerConf;
+use basalt_runtime::live::cycle::{Outputs, Scheduler};
+use basalt_runtime::live::mirror::{BindRequest, Kind, Mirror, Object, WatchEvent};
+use basalt_runtime::live::status::Write;
+use basalt_runtime::recorder::explain::explain;
+use basalt_runtime::recorder::rerun::{rerun, RerunOptions};
+use basalt_runtime::recorder::writer::{segment_files, Recorder, RecorderConfig};
+use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kube::api::{DynamicObject, ObjectMeta};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+#[derive(Default)]
+struct Captured {
+    binds: RefCell<Vec<BindRequest>>,
+}
+
+impl Outputs for Captured {
+    fn bind(&self, r: BindRequest) {
+        self.binds.borrow_mut().push(r);
+    }
+    fn write(&self, _: Write) {}
+}
+
+fn node(name: &str, cpu: &str) -> Object {
+    Object::Node(Box::new(k8s::Node {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some([("zone".to_string(), name[..2].to_string())].into()),
+            ..Default::default()
+        },
+        status: Some(k8s::NodeStatus {
+            allocatable: Some(
+                [("cpu", cpu), ("memory", "16Gi"), ("pods", "20")]
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }))
+}
+
+fn pod(name: &str, group: &str, cpu: &str, node: &str, created: i64) -> k8s::Pod {
+    k8s::Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("ns".into()),
+            uid: Some(format!("uid-{name}")),
+            creation_timestamp: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::from_second(1_700_000_000 + created).unwrap(),
+            )),
+            annotations: Some([("scheduling.k8s.io/group-name".to_string(), group.to_string())].into()),
+            ..Default::default()
+        },
+        spec: Some(k8s::PodSpec {
+            scheduler_name: Some("volcano".into()),
+            node_name: (!node.is_empty()).then(|| node.to_string()),
+            containers: vec![k8s::Container {
+                name: "c".into(),
+                resources: Some(k8s::ResourceRequirements {
+                    requests: Some([("cpu".to_string(), Quantity(cpu.into()))].into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: Some(k8s::PodStatus {
+            phase: Some(if node.is_empty() { "Pending" } else { "Running" }.into()),
+            ..Default::default()
+        }),
+    }
+}
+
+fn pod_group(name: &str, min: i32, queue: &str) -> Object {
+    let v = serde_json::json!({
+        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns", "uid": format!("pg-{name}")},
+        "spec": {"minMember": min, "queue": queue},
+        "status": {"phase": "Pending"},
+    });
+    Object::PodGroup(Box::new(serde_json::from_value::<DynamicObject>(v).unwrap()))
+}
+
+fn queue(name: &str, weight: i32) -> Object {
+    let v = serde_json::json!({
+        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": weight, "reclaimable": true},
+        "status": {"state": "Open"},
+    });
+    Object::Queue(Box::new(serde_json::from_value::<DynamicObject>(v).unwrap()))
+}
+
+/// A job of `n` pods of `cpu` each, created at `t`.
+fn job(s: &mut Scheduler, name: &str, n: usize, cpu: &str, queue: &str, t: i64) {
+    s.mirror.handle(WatchEvent::Apply(pod_group(name, n as i32, queue)));
+    for i in 0..n {
+        s.mirror.handle(WatchEvent::Apply(Object::Pod(Box::new(pod(&format!("{name}-{i}"), name, cpu, "", t)))));
+    }
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("basalt-recorder-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Runs 12 recorded cycles into `dir`; returns the binds decided per cycle.
+fn record(dir: &Path, segment_bytes: u64, max_bytes: u64) -> Vec<Vec<BindRequest>> {
+    let mut s = Scheduler::new(Mirror::new(vec!["volcano".into()], vec![]), 5, 1000);
+    let cfg =
+        RecorderConfig { dir: dir.to_path_buf(), segment_bytes, max_bytes, args: vec!["--record".into()], wait_written: true };
+    s.set_recorder(Box::new(Recorder::start(cfg).unwrap()));
+    for k in Kind::ALL {
+        s.mirror.handle(WatchEvent::Init(k));
+    }
+    for i in 0..8 {
+        s.mirror.handle(WatchEvent::InitApply(node(&format!("{}-{i}", ["za", "zb"][i % 2]), ["4", "8"][i % 2])));
+    }
+    s.mirror.handle(WatchEvent::InitApply(queue("default", 1)));
+    s.mirror.handle(WatchEvent::InitApply(queue("gold", 3)));
+    for k in Kind::ALL {
+        s.mirror.handle(WatchEvent::InitDone(k));
+    }
+    job(&mut s, "big", 1, "32", "gold", 0);
+    let conf = SchedulerConf::default();
+    let out = Captured::default();
+    let mut per_cycle = Vec::new();
+    let mut running: Vec<BindRequest> = Vec::new();
+    for c in 0..12i64 {
+        for j in 0..3 {
+            let q = if j % 2 == 0 { "default" } else { "gold" };
+            job(&mut s, &format!("j{c}-{j}"), 1 + (c as usize + j) % 4, ["1", "2", "3"][j % 3], q, c * 10 + j as i64);
+        }
+        s.run_cycle(&conf, &out);
+        let binds: Vec<BindRequest> = out.binds.borrow_mut().drain(..).collect();
+        // The API confirms every bind; the oldest running pods finish.
+        for b in &binds {
+            let mut p = pod(&b.name, b.name.rsplit_once('-').unwrap().0, "1", &b.node, 0);
+            p.metadata.uid = Some(b.uid.clone());
+            let decided = s.mirror.cluster.pod(s.mirror.cluster.pod_id(&b.namespace, &b.name).unwrap()).unwrap().spec.clone();
+            p.spec.as_mut().unwrap().containers[0]
+                .resources
+                .as_mut()
+                .unwrap()
+                .requests
+                .as_mut()
+                .unwrap()
+                .insert("cpu".into(), Quantity(format!("{}m", decided.resreq["cpu"])));
+            p.metadata.creation_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::from_millisecond(decided.creation_ms).unwrap(),
+            ));
+            s.mirror.handle(WatchEvent::Apply(Object::Pod(Box::new(p))));
+        }
+        running.extend(binds.iter().cloned());
+        for done in running.drain(..running.len().saturating_sub(10)) {
+            let p = pod(&done.name, "x", "1", &done.node, 0);
+            s.mirror.handle(WatchEvent::Delete(Object::Pod(Box::new(p))));
+        }
+        per_cycle.push(binds);
+    }
+    drop(s.take_recorder());
+    per_cycle
+}
+
+#[test]
+fn recorded_cycles_replay_with_identical_decisions() {
+    let d = dir("replay");
+    let binds = record(&d, 1500, u64::MAX);
+    assert!(binds.iter().map(Vec::len).sum::<usize>() > 20, "the workload binds pods: {binds:?}");
+    let segs = segment_files(&d).unwrap();
+    assert!(segs.len() >= 3, "small segments rotate: {segs:?}");
+
+    let all = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(all.cycles.len(), 12);
+    for (c, b) in all.cycles.iter().zip(&binds) {
+        assert!(c.differences.is_empty(), "cycle {}: {:?}", c.cycle, c.differences);
+        assert_eq!(c.binds, b.len(), "the recording holds the binds the scheduler sent");
+        assert_eq!(c.rerun_binds, b.len());
+    }
+    assert_eq!(all.cycles[0].cycle, 1001, "cycles are numbered by session");
+
+    let one = rerun(&d, &RerunOptions { cycle: Some(1007), conf: None }).unwrap();
+    assert_eq!(one.cycles.len(), 1);
+    assert!(one.cycles[0].differences.is_empty(), "{:?}", one.cycles[0].differences);
+    assert!(rerun(&d, &RerunOptions { cycle: Some(99), conf: None }).unwrap_err().contains("--cycle 99"));
+
+    // A conf without gang binds partial jobs: the replay says what would have changed.
+    let nogang = SchedulerConf::parse(
+        "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins:\n  - name: priority\n  - name: conformance\n- plugins:\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n",
+    )
+    .unwrap()
+    .0;
+    let other = rerun(&d, &RerunOptions { cycle: None, conf: Some(nogang) }).unwrap();
+    assert!(other.differing() > 0, "another conf decides differently somewhere");
+    assert!(other.cycles.iter().flat_map(|c| &c.differences).any(|l| l.contains("recorded") && l.contains("other conf")));
+}
+
+#[test]
+fn a_segment_replays_alone_from_its_checkpoint_and_a_cut_segment_keeps_its_cycles() {
+    let d = dir("checkpoint");
+    record(&d, 1500, u64::MAX);
+    let segs = segment_files(&d).unwrap();
+    let before = rerun(&d, &RerunOptions::default()).unwrap();
+    // Rotation deleted the first two segments: the rest starts from a checkpoint.
+    std::fs::remove_file(&segs[0].0).unwrap();
+    std::fs::remove_file(&segs[1].0).unwrap();
+    let after = rerun(&d, &RerunOptions::default()).unwrap();
+    assert!(!after.cycles.is_empty() && after.cycles.len() < before.cycles.len());
+    for c in &after.cycles {
+        assert!(c.differences.is_empty(), "from a checkpoint, cycle {}: {:?}", c.cycle, c.differences);
+    }
+    // The scheduler was killed while writing the last segment.
+    let (last, len) = segs.last().unwrap().clone();
+    let bytes = std::fs::read(&last).unwrap();
+    std::fs::write(&last, &bytes[..(len as usize * 2 / 3)]).unwrap();
+    let cut = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(cut.walk.truncated, vec![last.clone()]);
+    assert!(cut.cycles.len() < after.cycles.len());
+    assert!(cut.cycles.iter().all(|c| c.differences.is_empty()));
+}
+
+#[test]
+fn explain_tells_why_a_pod_is_pending_and_where_one_was_bound() {
+    let d = dir("explain");
+    record(&d, 1 << 20, u64::MAX);
+    let (spans, walk) = explain(&d, &("ns".into(), "big-0".into())).unwrap();
+    assert_eq!(walk.cycles, 12);
+    assert!(spans.iter().all(|s| s.state == "pending"), "{spans:?}");
+    let why = spans[0].why.join("\n");
+    assert!(why.contains("nodes are unavailable") && why.contains("Insufficient cpu"), "fit errors aggregated: {why}");
+    assert!(why.contains("PodGroup ns/big") && why.contains("queue gold"), "{why}");
+
+    let (spans, _) = explain(&d, &("ns".into(), "j0-0-0".into())).unwrap();
+    assert_eq!(spans[0].state, "bound", "{spans:?}");
+    assert!(spans[0].why[0].starts_with("this cycle bound it to node "), "{spans:?}");
+    assert_eq!(spans[0].first, 1001);
+    assert!(spans.iter().skip(1).any(|s| s.why.iter().any(|w| w.contains("by cycle 1001")) || s.state == "absent"), "{spans:?}");
+}
+
+#[test]
+fn the_size_budget_deletes_the_oldest_segments() {
+    let d = dir("budget");
+    record(&d, 1500, 5000);
+    let segs = segment_files(&d).unwrap();
+    let total: u64 = segs.iter().map(|(_, n)| n).sum();
+    let newest = segs.last().unwrap().1;
+    assert!(total <= 5000 + newest, "budget kept: {total} bytes in {segs:?}");
+    assert!(!segs.iter().any(|(p, _)| p.to_string_lossy().ends_with("-000001.brec")), "the first segment is gone");
+    let r = rerun(&d, &RerunOptions::default()).unwrap();
+    assert!(!r.cycles.is_empty() && r.cycles.iter().all(|c| c.differences.is_empty()));
+}
