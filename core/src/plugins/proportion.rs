@@ -262,13 +262,11 @@ plugin_impl! {
                 .all(|d| a.allocated[d] + req[d] as f64 <= a.deserved[d])
         }
         /// Volcano proportion's `ReclaimableFn`: candidates in order; per victim queue a running
-        /// tally starting at its allocated; a candidate is skipped when the tally is below the
-        /// reclaimer's request in some dimension, else taken (and the tally lowered by its
-        /// request) while the tally is not within deserved in every dimension (`pods` aside: Volcano's
-        /// task requests carry no pod count).
-        fn reclaimable(&self, s: &State<'a>, reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+        /// tally starting at its allocated; a candidate is taken (and the tally lowered by its
+        /// request) while the tally is not within deserved in every dimension (`pods` aside:
+        /// Volcano's task requests carry no pod count).
+        fn reclaimable(&self, s: &State<'a>, _reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
             let dims = self.dims;
-            let want = s.tasks.req(reclaimer, dims);
             let mut tally: Vec<(u32, Vec<f64>)> = Vec::new();
             for &v in candidates {
                 let Some(j) = s.tasks.job_of(v) else { continue };
@@ -283,9 +281,6 @@ plugin_impl! {
                     }
                 };
                 let alloc = &mut tally[i].1;
-                if (0..dims).any(|d| d != crate::resource::PODS && alloc[d] < want[d] as f64) {
-                    continue;
-                }
                 let within = a.active && (0..dims).all(|d| d == crate::resource::PODS || le(alloc[d], a.deserved[d]));
                 if !within {
                     for (d, &r) in s.tasks.req(v, dims).iter().enumerate() {
