@@ -188,7 +188,7 @@ proptest! {
                 0 if status == TaskStatus::Pending => {
                     ssn.allocate(&mut st, t, n);
                 }
-                1 if status == TaskStatus::Pending => ssn.pipeline_evicted(&mut st, t, n, n.0 % 2 == 0),
+                1 if status == TaskStatus::Pending => ssn.pipeline_evicted(&mut st, t, n, n.0.is_multiple_of(2)),
                 2 if status == TaskStatus::Pipelined => ssn.unpipeline(&mut st, t),
                 3 if matches!(status, TaskStatus::Running | TaskStatus::Bound) => {
                     ssn.evict(&mut st, t, "preempt");

@@ -177,6 +177,7 @@ pub enum Attempt {
 /// order) inside a statement of its own until `fits` holds, then pipelines `t` on `n` and
 /// merges the node's operations into `stmt`; if `t` never fits, the node's evictions are
 /// discarded. Returns whether `t` was pipelined.
+#[allow(clippy::too_many_arguments)]
 pub fn evict_until_fits<'a>(
     ssn: &mut Session<'a>,
     stmt: &mut Statement<'a>,
