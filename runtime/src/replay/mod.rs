@@ -109,7 +109,6 @@ pub fn input_report(w: &Workload) -> report::InputReport {
 /// [`Report::not_honoured`]).
 pub fn standing_notes() -> Vec<String> {
     vec![
-        "preempt and reclaim are not implemented yet: preemptions and evictions are 0 by construction.".to_string(),
         "GPU shares are packed per node, not per device (a node's GPU thousandths are one pool).".to_string(),
     ]
 }
