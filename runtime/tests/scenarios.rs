@@ -1,5 +1,5 @@
 //! The project's scenario cases (`tests/scenarios/<area>/*.yaml`, the shared conformance format
-//! plus Basalt's `unschedulable`, `podGroupCondition` and `queueAllocated` keys), each run
+//! plus Basalt's `unschedulable`, `podGroupCondition`, `queueAllocated` and `perCycle` keys), each run
 //! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
 //! both outputs must be identical and match the case's `expect`.
 
@@ -165,6 +165,39 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
                 let have = got.and_then(|g| g["allocated"].get(r)).and_then(|v| v.as_i64()).unwrap_or(0);
                 if have != amount {
                     bad.push(format!("queueAllocated {q} {r}: want {amount}, got {have}"));
+                }
+            }
+        }
+    }
+    // perCycle: [{binds: {pod: node}, evicted: [pod], pipelined: {pod: node}}, …], the exact
+    // binds, evictions and end-of-cycle pipelined tasks of cycle 1, 2, … (keys left out are not
+    // checked for that cycle).
+    if let Some(want) = expect.get("perCycle").and_then(|v| v.as_sequence()) {
+        if want.len() != cycles.len() {
+            bad.push(format!("perCycle: {} entries for {} cycles", want.len(), cycles.len()));
+        }
+        for (i, (w, c)) in want.iter().zip(&cycles).enumerate() {
+            let pairs = |key: &str, a: &str, b: &str| -> BTreeMap<String, String> {
+                c[key].as_array().into_iter().flatten().map(|x| (s(x, a), s(x, b))).collect()
+            };
+            if let Some(wb) = w.get("binds") {
+                let (wb, got) = (str_map(wb), pairs("binds", "pod", "node"));
+                if wb != got {
+                    bad.push(format!("cycle {}: binds: want {wb:?}, got {got:?}", i + 1));
+                }
+            }
+            if let Some(wp) = w.get("pipelined") {
+                let (wp, got) = (str_map(wp), pairs("pipelined", "pod", "node"));
+                if wp != got {
+                    bad.push(format!("cycle {}: pipelined: want {wp:?}, got {got:?}", i + 1));
+                }
+            }
+            if let Some(we) = w.get("evicted") {
+                let we: BTreeSet<String> =
+                    we.as_sequence().into_iter().flatten().map(|v| v.as_str().unwrap_or_default().into()).collect();
+                let got: BTreeSet<String> = c["evictions"].as_array().into_iter().flatten().map(|x| s(x, "pod")).collect();
+                if we != got {
+                    bad.push(format!("cycle {}: evicted: want {we:?}, got {got:?}", i + 1));
                 }
             }
         }

@@ -171,6 +171,13 @@ fn allocate_tasks<'a>(
             break;
         }
         let ctx = PodCtx::build(&ssn.state, t, ssn.plugins.scores_nodes());
+        if let Some(n) = nominated_node(ssn, &ctx, t) {
+            place(ssn, stmt, t, n);
+            if ssn.plugins.job_ready(&ssn.state, j) {
+                break;
+            }
+            continue;
+        }
         if let Some(cc) = classes.as_deref_mut() {
             if let Pick::Node(n) = cc.pick(ssn, t, &ctx, scan) {
                 place(ssn, stmt, t, n);
@@ -214,6 +221,20 @@ fn allocate_tasks<'a>(
     let st = std::mem::replace(stmt, ssn.statement());
     ssn.discard(st);
     false
+}
+
+/// Volcano allocate's nominated-node step: a task whose pod carries `status.nominatedNodeName`
+/// (a preemption reserved that node) tries that node first, when it is in the session, the
+/// task's request fits its FutureIdle and the predicates pass; otherwise all nodes are scanned.
+fn nominated_node(ssn: &Session<'_>, ctx: &PodCtx, t: TaskIdx) -> Option<NodeIdx> {
+    let s = &ssn.state;
+    let name = &s.tasks.rec[t.ix()].spec.nominated_node_name;
+    if name.is_empty() {
+        return None;
+    }
+    let n = NodeIdx((0..s.nodes.len).find(|&i| s.nodes.rec[i].spec.name == *name)? as u32);
+    let ok = s.fits_future_idle(s.tasks.req(t, s.dims), n) && ssn.plugins.predicate(s, ctx, t, n).is_ok();
+    ok.then_some(n)
 }
 
 /// Allocates `t` on `n` when it fits idle resources, else pipelines it onto releasing ones.

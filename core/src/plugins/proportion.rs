@@ -1,11 +1,11 @@
 //! `proportion` (volcano-behaviour.md §3): weight-based fair share between queues. Each queue
 //! with jobs gets a `deserved` share by water-filling the cluster total by weight, capped by its
 //! real capability and its request and raised to its guarantee. Queue order, overused,
-//! allocatable and enqueueable follow from deserved. Fair-share arithmetic is in `f64`, as
-//! Volcano's, with its 0.1 epsilon.
+//! allocatable, preemptive, reclaimable and enqueueable follow from deserved. Fair-share
+//! arithmetic is in `f64`, as Volcano's, with its 0.1 epsilon.
 
 use super::overcommit::{allocated_tasks, unallocated_min};
-use super::Vote;
+use super::{Verdict, Vote};
 use crate::decision::QueueShare;
 use crate::model::{PodGroupPhase, QueueState};
 use crate::resource::ResourceList;
@@ -247,6 +247,51 @@ plugin_impl! {
             (0..self.dims)
                 .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
                 .all(|d| a.allocated[d] + req[d] as f64 <= a.deserved[d])
+        }
+        /// Volcano proportion's `PreemptiveFn`: the queue is Open and allocated + the task's
+        /// request ≤ deserved in every dimension the task requests (as [`Plugin::allocatable`]).
+        fn preemptive(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
+            if s.queues.rec[q.ix()].spec.state != QueueState::Open {
+                return false;
+            }
+            let a = &self.attrs[q.ix()];
+            if !a.active {
+                return true;
+            }
+            let req = s.tasks.req(t, self.dims);
+            (0..self.dims)
+                .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
+                .all(|d| a.allocated[d] + req[d] as f64 <= a.deserved[d])
+        }
+        /// Volcano proportion's `ReclaimableFn`: candidates in order; per victim queue a running
+        /// tally starting at its allocated; a candidate is taken (and the tally lowered by its
+        /// request) while the tally is not within deserved in every dimension (`pods` aside:
+        /// Volcano's task requests carry no pod count).
+        fn reclaimable(&self, s: &State<'a>, _reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            let dims = self.dims;
+            let mut tally: Vec<(u32, Vec<f64>)> = Vec::new();
+            for &v in candidates {
+                let Some(j) = s.tasks.job_of(v) else { continue };
+                let q = s.jobs.queue[j.ix()];
+                let a = &self.attrs[q as usize];
+                let i = match tally.iter().position(|(x, _)| *x == q) {
+                    Some(i) => i,
+                    None => {
+                        let start = if a.active { a.allocated.clone() } else { vec![0.0; dims] };
+                        tally.push((q, start));
+                        tally.len() - 1
+                    }
+                };
+                let alloc = &mut tally[i].1;
+                let within = a.active && (0..dims).all(|d| d == crate::resource::PODS || le(alloc[d], a.deserved[d]));
+                if !within {
+                    for (d, &r) in s.tasks.req(v, dims).iter().enumerate() {
+                        alloc[d] -= r as f64;
+                    }
+                    out.push(v);
+                }
+            }
+            Verdict::Decided
         }
         fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
             let q = s.jobs.queue[j.ix()] as usize;

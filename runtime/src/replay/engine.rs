@@ -8,8 +8,7 @@
 //! duration has passed, then turns Succeeded, which frees its resources; when every pod of a
 //! job has finished, the pods and the PodGroup are deleted (as a job controller's clean-up
 //! would) so that sessions stay the size of the live cluster. PodGroups take the status the
-//! scheduler writes when it changed. Evictions delete the pod (none happen yet: preempt and
-//! reclaim are not implemented).
+//! scheduler writes when it changed. Evictions (preempt, reclaim) delete the pod at once.
 //!
 //! Deterministic: cycle `i` (1-based) runs with seed `seed + i − 1`; wall-clock time is only
 //! measured, never used to decide.
@@ -312,7 +311,7 @@ impl<'w> Engine<'w> {
     }
 
     /// An evicted pod is gone: its resources are freed and it never completes (nothing
-    /// re-creates it; no action evicts yet).
+    /// re-creates it).
     fn evict(&mut self, t: VirtualMs, ti: usize) {
         let r = self.rec.tasks[ti].request;
         let q = self.rec.tasks[ti].queue;

@@ -175,7 +175,11 @@ pub fn results(rec: &RunRecord) -> RunResults {
         gpu_resource: rec.gpu_resource.clone(),
         queues,
         jain_index,
-        preemptions: rec.evictions.iter().filter(|r| r.as_str() == "preempt" || r.as_str() == "gangpreempt").count(),
+        preemptions: rec
+            .evictions
+            .iter()
+            .filter(|r| r.as_str() == "preempt" || r.starts_with("preempt by ") || r.as_str() == "gangpreempt")
+            .count(),
         evictions: rec.evictions.len(),
         cycles: rec.samples.len(),
         cycles_with_binds: rec.samples.iter().filter(|s| s.binds > 0).count(),

@@ -108,10 +108,7 @@ pub fn input_report(w: &Workload) -> report::InputReport {
 /// Notes that apply to every replay (what each conf leaves unhonoured is in
 /// [`Report::not_honoured`]).
 pub fn standing_notes() -> Vec<String> {
-    vec![
-        "preempt and reclaim are not implemented yet: preemptions and evictions are 0 by construction.".to_string(),
-        "GPU shares are packed per node, not per device (a node's GPU thousandths are one pool).".to_string(),
-    ]
+    vec!["GPU shares are packed per node, not per device (a node's GPU thousandths are one pool).".to_string()]
 }
 
 /// Replays `w` under each conf in turn and builds the report.

@@ -111,7 +111,8 @@ pub struct RunResults {
     pub queues: Vec<QueueResult>,
     /// Time-weighted mean of Jain's index over queues with demand (`None` if never defined).
     pub jain_index: Option<f64>,
-    /// Evictions with reason `preempt` or `gangpreempt`.
+    /// Evictions with reason `preempt` (`preempt by <pod>` in topology-aware mode) or
+    /// `gangpreempt`.
     pub preemptions: usize,
     /// All evictions.
     pub evictions: usize,

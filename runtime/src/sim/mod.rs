@@ -1,7 +1,10 @@
 //! The simulated cluster behind `basalt simulate`: a core [`Cluster`] loaded from files, run
 //! for N scheduling cycles, each cycle's [`Decisions`] applied back as [`Delta`]s the way a
-//! real cluster would react: a bound pod runs from the next cycle on, an evicted pod is gone,
-//! a PodGroup takes the phase and conditions the scheduler wrote.
+//! real cluster would react: a bound pod runs from the next cycle on, an evicted pod is
+//! terminating (Releasing, with Volcano's `DisruptionTarget` condition) in the next cycle and
+//! gone in the one after, as the kubelet deletes it; a preemptor pipelined where victims were
+//! evicted carries `status.nominatedNodeName`; a PodGroup takes the phase and conditions the
+//! scheduler wrote.
 //!
 //! Deterministic: cycle `i` (0-based) runs with seed `seed + i` and cycle number `i + 1`, and
 //! nothing else varies. It refuses threads and I/O beyond reading the input files; the wall
@@ -167,11 +170,19 @@ impl Simulator {
     }
 }
 
-/// The changes a cluster makes in answer to `d`: bound pods get their node and run, evicted
-/// pods are deleted, PodGroups take their new phase and conditions. All ids are resolved
-/// before anything changes.
+/// The changes a cluster makes in answer to `d`: bound pods get their node and run; pods that
+/// were already terminating before this cycle are deleted (the kubelet finished them); evicted
+/// pods start terminating (deletion timestamp and `DisruptionTarget`, as Volcano's evict writes
+/// them; volcano-behaviour.md §1.6); a pod pipelined where victims were evicted for it gets
+/// `status.nominatedNodeName`; PodGroups take their new phase and conditions. All ids are
+/// resolved before anything changes.
 pub fn deltas_for(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
     let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
+    for (_, p) in cluster.pods() {
+        if p.spec.deleting && !p.spec.node_name.is_empty() {
+            out.push(Delta::PodDeleted { namespace: p.spec.namespace.clone(), name: p.spec.name.clone() });
+        }
+    }
     for b in &d.binds {
         if let (Some(p), Some(n)) = (cluster.pod(b.pod), cluster.node(b.node)) {
             let mut spec = p.spec.clone();
@@ -182,7 +193,22 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
     }
     for e in &d.evictions {
         if let Some(p) = cluster.pod(e.pod) {
-            out.push(Delta::PodDeleted { namespace: p.spec.namespace.clone(), name: p.spec.name.clone() });
+            if p.spec.deleting {
+                continue;
+            }
+            let mut spec = p.spec.clone();
+            spec.deleting = true;
+            spec.disruption_target = true;
+            out.push(Delta::Pod(spec));
+        }
+    }
+    for x in d.pipelined.iter().filter(|x| x.nominated) {
+        if let (Some(p), Some(n)) = (cluster.pod(x.pod), cluster.node(x.node)) {
+            if p.spec.nominated_node_name != n.spec.name {
+                let mut spec = p.spec.clone();
+                spec.nominated_node_name = n.spec.name.clone();
+                out.push(Delta::Pod(spec));
+            }
         }
     }
     for s in &d.pod_groups {
@@ -332,9 +358,15 @@ mod tests {
         }
         let a = c.pod(c.pod_id("ns", "a").unwrap()).unwrap();
         assert_eq!((a.spec.node_name.as_str(), a.spec.phase), ("n1", PodPhase::Running));
-        assert!(c.pod_id("ns", "b").is_none(), "evicted pods are deleted");
+        let b = &c.pod(c.pod_id("ns", "b").unwrap()).unwrap().spec;
+        assert!(b.deleting && b.disruption_target, "an evicted pod is terminating in the next cycle");
         let g = c.pod_group(c.pod_group_id("ns", "pg").unwrap()).unwrap();
         assert_eq!((g.spec.phase, g.spec.conditions.clone()), (PodGroupPhase::Running, vec![cond]));
+        // One cycle later the kubelet has deleted it.
+        for delta in deltas_for(&c, &Decisions::default()) {
+            c.apply(delta).unwrap();
+        }
+        assert!(c.pod_id("ns", "b").is_none(), "a terminating pod is gone a cycle later");
     }
 
     #[test]
