@@ -49,7 +49,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         let verdict = if has_min { ssn.plugins.job_enqueueable_why(&ssn.state, j) } else { Ok(()) };
         match verdict {
             Ok(()) => {
-                ssn.plugins.job_enqueued(&ssn.state, j);
+                ssn.plugins.job_enqueued(&mut ssn.state, j);
                 ssn.state.set_phase(j, PodGroupPhase::Inqueue);
             }
             Err(plugin) => {
