@@ -1,6 +1,5 @@
 //! The function set each plugin registers is derived from the methods it implements
-//! (`plugins::plugin_impl!`), so a plugin announces exactly what it has: no Preemptable or
-//! Reclaimable functions while the preempt and reclaim actions do not exist.
+//! (`plugins::plugin_impl!`), so a plugin announces exactly what it has.
 
 use basalt_core::plugins::{Fn, REGISTRY};
 use basalt_core::session::Session;
@@ -23,21 +22,18 @@ fn each_plugin_registers_what_it_implements() {
     let got: Vec<(&str, u32)> = ssn.plugins.tiers().iter().flatten().map(|s| (s.plugin.name(), s.plugin.fns())).collect();
     use Fn::*;
     let want = vec![
-        ("priority", mask(&[TaskOrder, JobOrder, JobStarving])),
-        ("gang", mask(&[JobValid, JobOrder, JobReady, JobPipelined, JobStarving])),
-        ("conformance", 0),
+        ("priority", mask(&[TaskOrder, JobOrder, Preemptable, JobStarving])),
+        ("gang", mask(&[JobValid, JobOrder, JobReady, JobPipelined, JobStarving, Preemptable, Reclaimable])),
+        ("conformance", mask(&[Preemptable, Reclaimable])),
         ("overcommit", mask(&[JobEnqueueable, JobEnqueued])),
-        ("drf", mask(&[JobOrder, EventHandler])),
+        ("drf", mask(&[JobOrder, Preemptable, EventHandler])),
         ("predicates", mask(&[Predicate, EventHandler])),
         // Allocated and inqueue live in the session's queue table, kept by the session itself.
-        ("proportion", mask(&[QueueOrder, Overused, Allocatable, JobEnqueueable])),
+        ("proportion", mask(&[QueueOrder, Overused, Allocatable, Preemptive, Reclaimable, JobEnqueueable])),
         ("nodeorder", mask(&[NodeOrder, BatchNodeOrder])),
         ("binpack", mask(&[NodeOrder])),
     ];
     assert_eq!(got, want);
-    for (_, m) in &got {
-        assert_eq!(m & (Preemptable.bit() | Reclaimable.bit() | Preemptive.bit()), 0);
-    }
 }
 
 #[test]

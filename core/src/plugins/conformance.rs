@@ -1,9 +1,9 @@
 //! `conformance` (volcano-behaviour.md §3): keeps critical pods (priority classes
 //! `system-cluster-critical`/`system-node-critical`, namespace `kube-system`) out of eviction.
-//! Volcano registers its rule as Preemptable/Reclaimable/UnifiedEvictable functions, which only
-//! the preempt and reclaim actions call; Basalt implements neither action yet, so the plugin
-//! registers no function ([`Conformance::evictable`] is the rule, for when they come).
+//! Its rule is registered as the Preemptable and Reclaimable functions: every candidate but the
+//! critical ones.
 
+use super::Verdict;
 use crate::session::tables::TaskIdx;
 use crate::session::State;
 
@@ -24,6 +24,14 @@ plugin_impl! {
     impl<'a> for Conformance {
         fn name(&self) -> &'static str {
             "conformance"
+        }
+        fn preemptable(&self, s: &State<'a>, _preemptor: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            out.extend(candidates.iter().copied().filter(|&t| Conformance::evictable(s, t)));
+            Verdict::Decided
+        }
+        fn reclaimable(&self, s: &State<'a>, _reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            out.extend(candidates.iter().copied().filter(|&t| Conformance::evictable(s, t)));
+            Verdict::Decided
         }
     }
 }

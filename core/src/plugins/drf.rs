@@ -1,11 +1,17 @@
 //! `drf` (volcano-behaviour.md §3): dominant resource fairness between jobs. A job's share is
 //! max over resources (with a non-zero cluster total) of allocated / total; lower share first.
 //! Shares follow allocations through the session's event handlers. Fair-share arithmetic is in
-//! `f64`, as Volcano's.
+//! `f64`, as Volcano's. Preemptable: a victim only when the preemptor job's share with the
+//! preemptor's request added stays at or below the victim job's share with the victims taken so
+//! far removed (within 1e-6).
 
+use super::Verdict;
 use crate::session::tables::{JobIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
+
+/// Volcano drf's `shareDelta`.
+const SHARE_DELTA: f64 = 0.000001;
 
 /// The drf plugin: per-job allocated vectors and shares.
 pub struct Drf {
@@ -39,14 +45,19 @@ impl Drf {
     }
 
     fn update(&mut self, j: usize) {
+        self.share[j] = self.share_of(&self.allocated[j * self.dims..(j + 1) * self.dims]);
+    }
+
+    /// Volcano drf `calculateShare`: max over dimensions with a total ≥ 0.1 of value / total.
+    fn share_of(&self, alloc: &[f64]) -> f64 {
         let mut res = 0.0f64;
         for k in 0..self.dims {
             if self.total[k] < 0.1 {
                 continue;
             }
-            res = res.max(self.allocated[j * self.dims + k] / self.total[k]);
+            res = res.max(alloc[k] / self.total[k]);
         }
-        self.share[j] = res;
+        res
     }
 
     /// The dominant share of job `j`.
@@ -70,6 +81,35 @@ plugin_impl! {
         }
         fn job_order(&self, _s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
             self.share[l.ix()].partial_cmp(&self.share[r.ix()]).unwrap_or(Ordering::Equal)
+        }
+        fn preemptable(&self, s: &State<'a>, preemptor: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            let dims = self.dims;
+            let Some(pj) = s.tasks.job_of(preemptor) else { return Verdict::Decided };
+            let mut l = self.allocated[pj.ix() * dims..(pj.ix() + 1) * dims].to_vec();
+            for (k, &v) in s.tasks.req(preemptor, dims).iter().enumerate() {
+                l[k] += v as f64;
+            }
+            let ls = self.share_of(&l);
+            // Per victim job: its allocation with the victims so far taken off.
+            let mut left: Vec<(JobIdx, Vec<f64>)> = Vec::new();
+            for &v in candidates {
+                let Some(vj) = s.tasks.job_of(v) else { continue };
+                let i = match left.iter().position(|(j, _)| *j == vj) {
+                    Some(i) => i,
+                    None => {
+                        left.push((vj, self.allocated[vj.ix() * dims..(vj.ix() + 1) * dims].to_vec()));
+                        left.len() - 1
+                    }
+                };
+                for (k, &r) in s.tasks.req(v, dims).iter().enumerate() {
+                    left[i].1[k] -= r as f64;
+                }
+                let rs = self.share_of(&left[i].1);
+                if ls < rs || (ls - rs).abs() <= SHARE_DELTA {
+                    out.push(v);
+                }
+            }
+            Verdict::Decided
         }
         fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
             self.change(s, t, 1.0);

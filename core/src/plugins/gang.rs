@@ -1,11 +1,12 @@
 //! `gang` (volcano-behaviour.md §3, §1.4, §1.7): all-or-nothing by `minMember` and per-role
 //! `minTaskMember`; not-ready jobs first; writes the PodGroup Unschedulable/Scheduled condition
-//! at close.
+//! at close. Preemptable = Reclaimable: a job gives up tasks only while its ready count stays
+//! above `minMember`.
 
-use super::{Invalid, Vote};
+use super::{Invalid, Verdict, Vote};
 use crate::intern::Sym;
 use crate::model::PodGroupCondition;
-use crate::session::tables::{JobIdx, TaskStatus};
+use crate::session::tables::{JobIdx, TaskIdx, TaskStatus, NONE};
 use crate::session::State;
 use std::cmp::Ordering;
 
@@ -50,6 +51,31 @@ fn check_roles(s: &State<'_>, j: JobIdx, tally: Tally) -> bool {
         }
         n >= min
     })
+}
+
+/// Volcano gang's `preemptableFn`: candidates in order; a job's tally starts at its
+/// `ReadyTaskNum` and each victim taken from it lowers the tally, which must stay above
+/// `minMember` before the take. Tasks without a job are not victims.
+fn gang_victims(s: &State<'_>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) {
+    // (job row, tally) of the jobs seen so far; a node holds few jobs.
+    let mut tally: Vec<(u32, i32)> = Vec::new();
+    for &v in candidates {
+        let j = s.tasks.job[v.ix()];
+        if j == NONE {
+            continue;
+        }
+        let i = match tally.iter().position(|(x, _)| *x == j) {
+            Some(i) => i,
+            None => {
+                tally.push((j, s.jobs.ready_num(JobIdx(j))));
+                tally.len() - 1
+            }
+        };
+        if tally[i].1 > s.jobs.min_available[j as usize] {
+            tally[i].1 -= 1;
+            out.push(v);
+        }
+    }
 }
 
 /// Allocated tasks per role of `j` (Volcano `getJobAllocatedRoles`).
@@ -98,6 +124,14 @@ plugin_impl! {
         }
         fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
             s.jobs.is_starving(j)
+        }
+        fn preemptable(&self, s: &State<'a>, _preemptor: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            gang_victims(s, candidates, out);
+            Verdict::Decided
+        }
+        fn reclaimable(&self, s: &State<'a>, _reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            gang_victims(s, candidates, out);
+            Verdict::Decided
         }
         fn on_close(&mut self, s: &mut State<'a>) {
             for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {

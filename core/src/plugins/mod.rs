@@ -66,9 +66,36 @@ pub enum Fn {
     Reclaimable,
     Preemptive,
     EventHandler,
+    VictimTasks,
+    VictimQueueOrder,
 }
 
 impl Fn {
+    /// Every function, in declaration order.
+    pub const ALL: [Fn; 21] = [
+        Fn::JobOrder,
+        Fn::QueueOrder,
+        Fn::TaskOrder,
+        Fn::PrePredicate,
+        Fn::Predicate,
+        Fn::NodeOrder,
+        Fn::BatchNodeOrder,
+        Fn::Overused,
+        Fn::Allocatable,
+        Fn::JobReady,
+        Fn::JobPipelined,
+        Fn::JobEnqueueable,
+        Fn::JobEnqueued,
+        Fn::JobValid,
+        Fn::JobStarving,
+        Fn::Preemptable,
+        Fn::Reclaimable,
+        Fn::Preemptive,
+        Fn::EventHandler,
+        Fn::VictimTasks,
+        Fn::VictimQueueOrder,
+    ];
+
     /// The enable flag that gates this function (None: always on, as in Volcano).
     pub fn flag(self) -> Option<Flag> {
         Some(match self {
@@ -86,6 +113,9 @@ impl Fn {
             Fn::Preemptable => Flag::Preemptable,
             Fn::Reclaimable => Flag::Reclaimable,
             Fn::Preemptive => Flag::Preemptive,
+            Fn::VictimTasks => Flag::Victim,
+            // Volcano's `VictimQueueOrderFn` is gated by `enableQueueOrder`.
+            Fn::VictimQueueOrder => Flag::QueueOrder,
             Fn::JobValid | Fn::EventHandler => return None,
         })
     }
@@ -115,6 +145,11 @@ impl Fn {
             "job_enqueued" => Fn::JobEnqueued,
             "job_valid" => Fn::JobValid,
             "job_starving" => Fn::JobStarving,
+            "preemptable" => Fn::Preemptable,
+            "reclaimable" => Fn::Reclaimable,
+            "preemptive" => Fn::Preemptive,
+            "victim_tasks" => Fn::VictimTasks,
+            "victim_queue_order" => Fn::VictimQueueOrder,
             "on_allocate" | "on_deallocate" => Fn::EventHandler,
             _ => return None,
         })
@@ -138,6 +173,17 @@ pub enum Vote {
     Reject,
 }
 
+/// A plugin's answer to a victim question (Volcano's `PreemptableFn`/`ReclaimableFn` second
+/// return value: `0` abstains, anything else decides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No opinion: the plugin's list is ignored (Volcano `util.Abstain`).
+    Abstain,
+    /// The tasks the plugin pushed into the out buffer are its victims; none pushed means it
+    /// allows no victim at all (Volcano `util.Permit` with a list).
+    Decided,
+}
+
 /// A failed job validation (Volcano `ValidateResult{Pass: false}`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invalid {
@@ -149,8 +195,11 @@ pub struct Invalid {
 
 /// A Volcano plugin. Every function has a neutral default; [`Plugin::fns`] says which ones the
 /// plugin registers (derived by [`plugin_impl!`] from the methods it writes). `'a` is the
-/// session's lifetime. `Preemptable`, `Reclaimable` and `Preemptive` have no method yet: the
-/// preempt and reclaim actions that call them are not implemented.
+/// session's lifetime.
+///
+/// The victim functions (`preemptable`, `reclaimable`, `victim_tasks`) take candidates as a
+/// slice of task rows and push the ones they allow into `out` (cleared by the caller), so the
+/// session combines them without allocating per plugin (volcano-behaviour.md §1.5).
 #[allow(unused_variables)]
 pub trait Plugin<'a>: Send + Sync {
     /// Volcano's plugin name.
@@ -223,6 +272,30 @@ pub trait Plugin<'a>: Send + Sync {
     /// Whether a job is starving.
     fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
         false
+    }
+    /// Volcano `PreemptableFn`: which of `candidates` (tasks on one node that the preempt
+    /// action's filter let through) `preemptor` may evict; push them into `out` in candidate
+    /// order and return [`Verdict::Decided`], or return [`Verdict::Abstain`].
+    fn preemptable(&self, s: &State<'a>, preemptor: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+        Verdict::Abstain
+    }
+    /// Volcano `ReclaimableFn`: which of `candidates` (Running tasks of other queues on one
+    /// node) `reclaimer` may evict; same contract as [`Plugin::preemptable`].
+    fn reclaimable(&self, s: &State<'a>, reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+        Verdict::Abstain
+    }
+    /// Volcano `PreemptiveFn`: whether queue `q` may take resources from other queues for `t`
+    /// (reclaim).
+    fn preemptive(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
+        true
+    }
+    /// Volcano `VictimTasksFn`: of `candidates`, the tasks this plugin wants evicted (shuffle);
+    /// pushed into `out`.
+    fn victim_tasks(&self, s: &State<'a>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) {}
+    /// Volcano `VictimQueueOrderFn`: order of the queues victims are taken from when
+    /// `preemptor_queue` reclaims (`Less` = take from `l` first).
+    fn victim_queue_order(&self, s: &State<'a>, l: QueueIdx, r: QueueIdx, preemptor_queue: QueueIdx) -> Ordering {
+        Ordering::Equal
     }
     /// A task was allocated or pipelined (Volcano `AllocateFunc`). `s` is mutable for the
     /// predicates plugin, which keeps the shared node view ([`State::view`]).

@@ -1,6 +1,9 @@
 //! `priority` (volcano-behaviour.md §3): higher task priority first, higher job priority
-//! (PriorityClass value) first; a job starves while Ready + Waiting < #tasks.
+//! (PriorityClass value) first; a job starves while Ready + Waiting < #tasks. Preemptable: a
+//! task of another job only when that job's priority is lower than the preemptor's job's, a task
+//! of the same job only when its own priority is lower than the preemptor's.
 
+use super::Verdict;
 use crate::session::tables::{JobIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -19,8 +22,32 @@ plugin_impl! {
         fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
             s.jobs.priority[r.ix()].cmp(&s.jobs.priority[l.ix()])
         }
+        fn preemptable(&self, s: &State<'a>, preemptor: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            let pj = s.tasks.job[preemptor.ix()];
+            for &v in candidates {
+                let vj = s.tasks.job[v.ix()];
+                let lower = if vj != pj {
+                    job_priority(s, vj) < job_priority(s, pj)
+                } else {
+                    s.tasks.priority[v.ix()] < s.tasks.priority[preemptor.ix()]
+                };
+                if lower {
+                    out.push(v);
+                }
+            }
+            Verdict::Decided
+        }
         fn job_starving(&self, s: &State<'a>, j: JobIdx) -> bool {
             s.jobs.ready_num(j) + s.jobs.waiting_num(j) < s.jobs.task_count(j) as i32
         }
+    }
+}
+
+/// Priority of job row `j` (a task without a job has none: lowest).
+fn job_priority(s: &State<'_>, j: u32) -> i64 {
+    if j == crate::session::tables::NONE {
+        i64::MIN
+    } else {
+        s.jobs.priority[j as usize] as i64
     }
 }

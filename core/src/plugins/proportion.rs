@@ -1,10 +1,10 @@
 //! `proportion` (volcano-behaviour.md §3): weight-based fair share between queues. Each queue
 //! with jobs gets a `deserved` share by water-filling the cluster total by weight, capped by its
 //! real capability and its request and raised to its guarantee. Queue order, overused,
-//! allocatable and enqueueable follow from deserved. Fair-share arithmetic is in `f64`, as
-//! Volcano's, with its 0.1 epsilon.
+//! allocatable, preemptive, reclaimable and enqueueable follow from deserved. Fair-share
+//! arithmetic is in `f64`, as Volcano's, with its 0.1 epsilon.
 
-use super::Vote;
+use super::{Verdict, Vote};
 use crate::model::QueueState;
 use crate::session::queues::{QueueAccounts, UNLIMITED};
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx};
@@ -154,6 +154,62 @@ plugin_impl! {
             (0..self.dims)
                 .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
                 .all(|d| alloc[d] as f64 + req[d] as f64 <= deserved[d])
+        }
+        /// Volcano proportion's `PreemptiveFn`: the queue is Open and allocated + the task's
+        /// request ≤ deserved in every dimension the task requests (as [`Plugin::allocatable`]).
+        fn preemptive(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
+            if s.queues.rec[q.ix()].spec.state != QueueState::Open {
+                return false;
+            }
+            if !s.queues.acct.has_jobs[q.ix()] {
+                return true;
+            }
+            let alloc = QueueAccounts::row(s.queues.acct.allocated, q, self.dims);
+            let deserved = self.deserved(q);
+            let req = s.tasks.req(t, self.dims);
+            (0..self.dims)
+                .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
+                .all(|d| alloc[d] as f64 + req[d] as f64 <= deserved[d])
+        }
+        /// Volcano proportion's `ReclaimableFn`: candidates in order; per victim queue a running
+        /// tally starting at its allocated; a candidate is skipped when the tally is below the
+        /// reclaimer's request in some dimension, else taken (and the tally lowered by its
+        /// request) while the tally is not within deserved in every dimension (`pods` aside: Volcano's
+        /// task requests carry no pod count).
+        fn reclaimable(&self, s: &State<'a>, reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            let dims = self.dims;
+            let want = s.tasks.req(reclaimer, dims);
+            let mut tally: Vec<(u32, Vec<f64>)> = Vec::new();
+            for &v in candidates {
+                let Some(j) = s.tasks.job_of(v) else { continue };
+                let q = s.jobs.queue[j.ix()];
+                let active = s.queues.acct.has_jobs[q as usize];
+                let deserved = self.deserved(QueueIdx(q));
+                let i = match tally.iter().position(|(x, _)| *x == q) {
+                    Some(i) => i,
+                    None => {
+                        let start = if active {
+                            QueueAccounts::row(s.queues.acct.allocated, QueueIdx(q), dims).iter().map(|&v| v as f64).collect()
+                        } else {
+                            vec![0.0; dims]
+                        };
+                        tally.push((q, start));
+                        tally.len() - 1
+                    }
+                };
+                let alloc = &mut tally[i].1;
+                if (0..dims).any(|d| d != crate::resource::PODS && alloc[d] < want[d] as f64) {
+                    continue;
+                }
+                let within = active && (0..dims).all(|d| d == crate::resource::PODS || le(alloc[d], deserved[d]));
+                if !within {
+                    for (d, &r) in s.tasks.req(v, dims).iter().enumerate() {
+                        alloc[d] -= r as f64;
+                    }
+                    out.push(v);
+                }
+            }
+            Verdict::Decided
         }
         fn job_enqueueable(&self, s: &State<'a>, j: JobIdx) -> Vote {
             let q = s.jobs.queue[j.ix()] as usize;

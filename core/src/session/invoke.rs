@@ -4,13 +4,15 @@
 //! error wins); node scores add up; overused ORs; allocatable and job ready AND; pipelined and
 //! enqueueable vote (any Reject ⇒ no, a tier with a Permit ⇒ yes, else next tier, default yes);
 //! starving is decided by the first tier that has a function (none ⇒ false); job valid takes the
-//! first failure.
+//! first failure; preemptable and reclaimable intersect within a tier and the first tier with a
+//! non-empty result wins; victim tasks unite within a tier, first non-empty tier; preemptive
+//! ANDs; victim queue order takes the first non-`Equal` answer, else reversed queue order.
 
 use super::fit::Reason;
 use super::tables::*;
 use super::State;
 use crate::conf::{EnableFlags, SchedulerConf};
-use crate::plugins::{self, k8s::PodCtx, Fn, Invalid, Plugin, Vote};
+use crate::plugins::{self, k8s::PodCtx, Fn, Invalid, Plugin, Verdict, Vote};
 use std::cmp::Ordering;
 
 /// A plugin in its tier, with the functions it registers that its flags leave on.
@@ -33,35 +35,13 @@ pub struct Plugins<'a> {
 fn active_mask(p: &dyn Plugin<'_>, flags: &EnableFlags) -> u32 {
     let reg = p.fns();
     let mut m = 0;
-    for f in ALL_FNS {
+    for f in Fn::ALL {
         if reg & f.bit() != 0 && f.flag().is_none_or(|fl| flags.on(fl)) {
             m |= f.bit();
         }
     }
     m
 }
-
-const ALL_FNS: [Fn; 19] = [
-    Fn::JobOrder,
-    Fn::QueueOrder,
-    Fn::TaskOrder,
-    Fn::PrePredicate,
-    Fn::Predicate,
-    Fn::NodeOrder,
-    Fn::BatchNodeOrder,
-    Fn::Overused,
-    Fn::Allocatable,
-    Fn::JobReady,
-    Fn::JobPipelined,
-    Fn::JobEnqueueable,
-    Fn::JobEnqueued,
-    Fn::JobValid,
-    Fn::JobStarving,
-    Fn::Preemptable,
-    Fn::Reclaimable,
-    Fn::Preemptive,
-    Fn::EventHandler,
-];
 
 impl<'a> Plugins<'a> {
     /// Instantiates the conf's plugins that `registry` has (Volcano `OnSessionOpen`, tier by
@@ -301,6 +281,112 @@ impl<'a> Plugins<'a> {
             }
         }
         false
+    }
+
+    /// Volcano's tier rule for `Preemptable`/`Reclaimable` (`session_plugins.go`,
+    /// volcano-behaviour.md §1.5), writing the victims into `out` (cleared first), in the order
+    /// of the first deciding plugin's list. Tier by tier: plugins that abstain (or have the
+    /// function off) are skipped; a plugin that decides with an empty list empties the result
+    /// and ends the tier; otherwise the result is the first decider's list intersected with each
+    /// later one's. As in Volcano, a result that becomes empty by intersection is taken as
+    /// "nothing decided yet" by the next plugin of the tier. A tier ending with a non-empty result
+    /// returns it; else the next tier starts afresh. `scratch` is a reusable buffer.
+    fn victims(
+        &self,
+        f: Fn,
+        candidates: &[TaskIdx],
+        out: &mut Vec<TaskIdx>,
+        scratch: &mut Vec<TaskIdx>,
+        mut ask: impl FnMut(&dyn Plugin<'a>, &[TaskIdx], &mut Vec<TaskIdx>) -> Verdict,
+    ) {
+        out.clear();
+        if candidates.is_empty() {
+            return;
+        }
+        for tier in &self.tiers {
+            for slot in tier.iter().filter(|x| x.active & f.bit() != 0) {
+                scratch.clear();
+                if ask(slot.plugin.as_ref(), candidates, scratch) == Verdict::Abstain {
+                    continue;
+                }
+                if scratch.is_empty() {
+                    out.clear();
+                    break;
+                }
+                if out.is_empty() {
+                    std::mem::swap(out, scratch);
+                } else {
+                    out.retain(|v| scratch.contains(v));
+                }
+            }
+            if !out.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// `Preemptable` (Volcano `ssn.Preemptable`): the victims `preemptor` may evict among
+    /// `candidates`, by [`Plugins::victims`]'s tier rule, into `out`.
+    pub fn preemptable(
+        &self,
+        s: &State<'a>,
+        preemptor: TaskIdx,
+        candidates: &[TaskIdx],
+        out: &mut Vec<TaskIdx>,
+        scratch: &mut Vec<TaskIdx>,
+    ) {
+        self.victims(Fn::Preemptable, candidates, out, scratch, |p, c, o| p.preemptable(s, preemptor, c, o));
+    }
+
+    /// `Reclaimable` (Volcano `ssn.Reclaimable`): the victims `reclaimer` may evict among
+    /// `candidates`, by the same tier rule, into `out`.
+    pub fn reclaimable(
+        &self,
+        s: &State<'a>,
+        reclaimer: TaskIdx,
+        candidates: &[TaskIdx],
+        out: &mut Vec<TaskIdx>,
+        scratch: &mut Vec<TaskIdx>,
+    ) {
+        self.victims(Fn::Reclaimable, candidates, out, scratch, |p, c, o| p.reclaimable(s, reclaimer, c, o));
+    }
+
+    /// `VictimTasks` (Volcano `ssn.VictimTasks`): the union of every active plugin's list within a
+    /// tier, each task once in first-seen order; the first tier with a non-empty union wins.
+    pub fn victim_tasks(&self, s: &State<'a>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>, scratch: &mut Vec<TaskIdx>) {
+        out.clear();
+        for tier in &self.tiers {
+            for slot in tier.iter().filter(|x| x.active & Fn::VictimTasks.bit() != 0) {
+                scratch.clear();
+                slot.plugin.victim_tasks(s, candidates, scratch);
+                for &t in scratch.iter() {
+                    if !out.contains(&t) {
+                        out.push(t);
+                    }
+                }
+            }
+            if !out.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// `Preemptive` (Volcano `ssn.Preemptive`): AND (true when none).
+    pub fn preemptive(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
+        self.each(Fn::Preemptive).all(|p| p.preemptive(s, q, t))
+    }
+
+    /// `VictimQueueOrder` (Volcano `ssn.VictimQueueOrderFn`): the first plugin answer that is not
+    /// `Equal`, else the reverse of [`Plugins::queue_order`] (`Less` = take victims from `l`
+    /// first).
+    pub fn victim_queue_order(&self, s: &State<'a>, l: QueueIdx, r: QueueIdx, preemptor_queue: QueueIdx) -> Ordering {
+        for p in self.each(Fn::VictimQueueOrder) {
+            let o = p.victim_queue_order(s, l, r, preemptor_queue);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        self.queue_order(s, r, l)
     }
 
     /// AllocateFunc event: the queue table's accounting ([`State::queue_allocate`]), then every
