@@ -55,7 +55,7 @@ pub fn execute(ssn: &mut Session<'_>) {
             Err(plugin) => {
                 // The PodGroup events Volcano's plugins record when they refuse a job.
                 let message = match plugin {
-                    "proportion" => "queue resource quota insufficient",
+                    "proportion" | "capacity" => "queue resource quota insufficient",
                     "overcommit" => "resource in cluster is overused",
                     _ => "",
                 };
