@@ -29,6 +29,7 @@ mod capacity_attrs;
 mod check;
 pub mod conformance;
 pub mod drf;
+mod drf_hierarchy;
 pub mod gang;
 pub mod k8s;
 pub mod nodeorder;
@@ -355,8 +356,8 @@ fn b_conformance<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a
 fn b_overcommit<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(overcommit::Overcommit::open(s, &o.arguments))
 }
-fn b_drf<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
-    Box::new(drf::Drf::open(s))
+fn b_drf<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(drf::Drf::open(s, o.flags.on(Flag::Hierarchy)))
 }
 fn b_proportion<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(proportion::Proportion::open(s))
