@@ -31,6 +31,9 @@ pub struct Pipelined {
     pub pod: PodId,
     /// The node whose releasing resources it waits for.
     pub node: NodeId,
+    /// Victims were evicted for it on `node` (Volcano `EvictionOccurred`): the pod's
+    /// `status.nominatedNodeName` becomes `node` (volcano-behaviour.md §1.6).
+    pub nominated: bool,
 }
 
 /// A PodGroup's status after the cycle (Volcano `jobStatus` + gang conditions).

@@ -29,10 +29,12 @@ pub fn execute(ssn: &mut Session<'_>) {
             .tasks(j)
             .filter(|&t| ssn.state.tasks.status[t.ix()] == TaskStatus::Pipelined && ssn.state.tasks.best_effort[t.ix()])
             .collect();
-        for t in pipelined {
-            ssn.state.node_remove_task(t);
-            ssn.state.set_status(t, TaskStatus::Pending);
-            ssn.plugins.on_deallocate(&mut ssn.state, t);
+        if !pipelined.is_empty() {
+            let mut stmt = ssn.statement();
+            for t in pipelined {
+                ssn.unpipeline(&mut stmt, t);
+            }
+            ssn.commit(stmt);
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
         for t in st.jobs.tasks(j) {

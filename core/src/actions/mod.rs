@@ -5,6 +5,10 @@ pub mod backfill;
 pub mod enqueue;
 pub mod heap;
 pub mod nodes;
+pub mod preempt;
+pub mod preempt_topology;
+pub mod reclaim;
+pub mod victims;
 
 use crate::conf::ActionKind;
 use crate::session::Session;
@@ -16,6 +20,8 @@ pub fn execute(action: ActionKind, ssn: &mut Session<'_>) {
         ActionKind::Enqueue => enqueue::execute(ssn),
         ActionKind::Allocate => allocate::execute(ssn),
         ActionKind::Backfill => backfill::execute(ssn),
+        ActionKind::Preempt => preempt::execute(ssn),
+        ActionKind::Reclaim => reclaim::execute(ssn),
         _ => {}
     }
 }

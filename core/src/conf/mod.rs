@@ -47,9 +47,9 @@ pub enum ActionKind {
     Allocate,
     /// `backfill`.
     Backfill,
-    /// `preempt` (not implemented yet: skipped with a warning).
+    /// `preempt`.
     Preempt,
-    /// `reclaim` (not implemented yet: skipped with a warning).
+    /// `reclaim`.
     Reclaim,
     /// `shuffle` (not implemented yet: skipped with a warning).
     Shuffle,
@@ -91,7 +91,10 @@ impl ActionKind {
 
     /// Whether Basalt implements the action yet.
     pub fn implemented(self) -> bool {
-        matches!(self, ActionKind::Enqueue | ActionKind::Allocate | ActionKind::Backfill)
+        matches!(
+            self,
+            ActionKind::Enqueue | ActionKind::Allocate | ActionKind::Backfill | ActionKind::Preempt | ActionKind::Reclaim
+        )
     }
 }
 

@@ -134,6 +134,12 @@ pub struct PodSpec {
     pub scheduling_gated: bool,
     /// Annotation `volcano.sh/preemptable` (pods default to true).
     pub preemptable: bool,
+    /// `status.nominatedNodeName` (empty when unset): the node a preemption reserved for the
+    /// pod (volcano-behaviour.md §1.6, §2 preempt).
+    pub nominated_node_name: String,
+    /// A `DisruptionTarget` condition with status `True` (Volcano's evict writes it); with
+    /// `deleting`, the pod is terminating because of a preemption.
+    pub disruption_target: bool,
     /// Container images (for image locality; informational).
     pub images: Vec<String>,
 }

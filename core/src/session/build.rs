@@ -77,6 +77,7 @@ pub(super) fn build<'a>(
         prev_on_node: arena.alloc_slice_fill_copy(nt, NONE),
         last_status: arena.alloc_slice_copy(&l.status),
         last_node: arena.alloc_slice_fill_copy(nt, NONE),
+        eviction_occurred: arena.alloc_slice_fill_copy(nt, false),
     };
     let group_recs =
         arena.alloc_slice_fill_iter(l.jobs.iter().map(|(g, _)| cluster.pod_group(*g).expect("layout PodGroup exists")));

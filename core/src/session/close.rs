@@ -127,7 +127,11 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
         if s.tasks.status[t.ix()] == TaskStatus::Pipelined {
-            out.pipelined.push(Pipelined { pod: s.tasks.pod[t.ix()], node: s.nodes.id[s.tasks.node[t.ix()] as usize] });
+            out.pipelined.push(Pipelined {
+                pod: s.tasks.pod[t.ix()],
+                node: s.nodes.id[s.tasks.node[t.ix()] as usize],
+                nominated: s.tasks.eviction_occurred[t.ix()],
+            });
         }
     }
     for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {

@@ -164,21 +164,20 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Puts task `t` on node `n` with its current status (Volcano `NodeInfo.AddTask`).
-    /// Sums saturate: only pre-existing pods far beyond a node's allocatable can reach the
-    /// bounds, and a saturated node stays full instead of wrapping to free.
-    ///
-    /// Releasing takes idle and counts as releasing; Pipelined only reserves `pipelined`;
-    /// anything else takes idle.
-    pub fn node_add_task(&mut self, t: TaskIdx, n: NodeIdx) {
+    /// Adds (`sign` = 1) or takes away (`sign` = -1) task `t`'s request on node `n` as a task in
+    /// `status` counts there (Volcano `NodeInfo.AddTask`/`RemoveTask`): Releasing takes idle and
+    /// counts as releasing; Pipelined only reserves `pipelined`; anything else takes idle. Sums
+    /// saturate: only pre-existing pods far beyond a node's allocatable can reach the bounds,
+    /// and a saturated node stays full instead of wrapping to free.
+    fn account(&mut self, t: TaskIdx, n: NodeIdx, status: TaskStatus, sign: i64) {
         let dims = self.dims;
         let len = self.nodes.len;
-        let status = self.tasks.status[t.ix()];
         for d in 0..dims {
             let r = self.tasks.resreq[t.ix() * dims + d];
             if r == 0 {
                 continue;
             }
+            let r = sign * r;
             let i = d * len + n.ix();
             match status {
                 TaskStatus::Pipelined => self.nodes.pipelined[i] = self.nodes.pipelined[i].saturating_add(r),
@@ -194,6 +193,12 @@ impl<'a> State<'a> {
             }
         }
         self.node_changes.push(n.0);
+    }
+
+    /// Puts task `t` on node `n` with its current status (Volcano `NodeInfo.AddTask`): its
+    /// request counts by [`State::account`]'s rule and it becomes the node's first task.
+    pub fn node_add_task(&mut self, t: TaskIdx, n: NodeIdx) {
+        self.account(t, n, self.tasks.status[t.ix()], 1);
         self.tasks.node[t.ix()] = n.0;
         let head = self.nodes.head[n.ix()];
         self.tasks.next_on_node[t.ix()] = head;
@@ -204,34 +209,39 @@ impl<'a> State<'a> {
         self.nodes.head[n.ix()] = t.0;
     }
 
+    /// [`State::node_add_task`], but placing `t` just before task row `next` in the node's task
+    /// list (at the end when `next` is [`NONE`]): how undoing a removal restores the list.
+    pub fn node_insert_task(&mut self, t: TaskIdx, n: NodeIdx, next: u32) {
+        if next == NONE && self.nodes.head[n.ix()] == NONE || next == self.nodes.head[n.ix()] {
+            self.node_add_task(t, n);
+            return;
+        }
+        self.account(t, n, self.tasks.status[t.ix()], 1);
+        self.tasks.node[t.ix()] = n.0;
+        let prev = if next == NONE {
+            // The last task of the list.
+            let mut cur = self.nodes.head[n.ix()];
+            while self.tasks.next_on_node[cur as usize] != NONE {
+                cur = self.tasks.next_on_node[cur as usize];
+            }
+            cur
+        } else {
+            self.tasks.prev_on_node[next as usize]
+        };
+        self.tasks.prev_on_node[t.ix()] = prev;
+        self.tasks.next_on_node[t.ix()] = next;
+        self.tasks.next_on_node[prev as usize] = t.0;
+        if next != NONE {
+            self.tasks.prev_on_node[next as usize] = t.0;
+        }
+    }
+
     /// Takes task `t` off its node, undoing [`State::node_add_task`] for its current status.
     pub fn node_remove_task(&mut self, t: TaskIdx) {
         let Some(n) = self.tasks.node_of(t) else {
             return;
         };
-        let dims = self.dims;
-        let len = self.nodes.len;
-        let status = self.tasks.status[t.ix()];
-        for d in 0..dims {
-            let r = self.tasks.resreq[t.ix() * dims + d];
-            if r == 0 {
-                continue;
-            }
-            let i = d * len + n.ix();
-            match status {
-                TaskStatus::Pipelined => self.nodes.pipelined[i] = self.nodes.pipelined[i].saturating_sub(r),
-                TaskStatus::Releasing => {
-                    self.nodes.idle[i] = self.nodes.idle[i].saturating_add(r);
-                    self.nodes.releasing[i] = self.nodes.releasing[i].saturating_sub(r);
-                    self.nodes.used[i] = self.nodes.used[i].saturating_sub(r);
-                }
-                _ => {
-                    self.nodes.idle[i] = self.nodes.idle[i].saturating_add(r);
-                    self.nodes.used[i] = self.nodes.used[i].saturating_sub(r);
-                }
-            }
-        }
-        self.node_changes.push(n.0);
+        self.account(t, n, self.tasks.status[t.ix()], -1);
         let (prev, next) = (self.tasks.prev_on_node[t.ix()], self.tasks.next_on_node[t.ix()]);
         if prev != NONE {
             self.tasks.next_on_node[prev as usize] = next;
@@ -244,6 +254,19 @@ impl<'a> State<'a> {
         self.tasks.node[t.ix()] = NONE;
         self.tasks.next_on_node[t.ix()] = NONE;
         self.tasks.prev_on_node[t.ix()] = NONE;
+    }
+
+    /// Changes the status of task `t`, which is on a node, and its accounting there (Volcano
+    /// `UpdateTaskStatus` + `NodeInfo.UpdateTask`), keeping its place in the node's task list, so
+    /// changing it back restores the node exactly.
+    pub fn node_update_status(&mut self, t: TaskIdx, s: TaskStatus) {
+        let Some(n) = self.tasks.node_of(t) else {
+            self.set_status(t, s);
+            return;
+        };
+        self.account(t, n, self.tasks.status[t.ix()], -1);
+        self.set_status(t, s);
+        self.account(t, n, s, 1);
     }
 
     /// Tasks on node `n` (any status), most recent first.

@@ -173,6 +173,9 @@ pub struct TaskTable<'a> {
     pub last_status: &'a mut [TaskStatus],
     /// Node of the last discarded transaction.
     pub last_node: &'a mut [u32],
+    /// Volcano `TaskInfo.EvictionOccurred`: the task was pipelined onto a node where victims
+    /// were evicted for it (close then nominates that node, `status.nominatedNodeName`).
+    pub eviction_occurred: &'a mut [bool],
 }
 
 /// Jobs of the session: PodGroups whose queue exists, in `namespace/name` order.

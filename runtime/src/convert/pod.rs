@@ -233,6 +233,12 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         topology_spread: affinity::topology_spread(obj, &spec.topology_spread_constraints)?,
         scheduling_gated: spec.scheduling_gates.as_ref().is_some_and(|g| !g.is_empty()),
         preemptable: preemptable(meta, true),
+        nominated_node_name: pod.status.as_ref().and_then(|s| s.nominated_node_name.clone()).unwrap_or_default(),
+        disruption_target: pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "DisruptionTarget" && c.status == "True")),
         images,
         labels,
         namespace: ns,

@@ -1,0 +1,138 @@
+//! `reclaim` (volcano-behaviour.md §2, Volcano `actions/reclaim/reclaim.go`): starving jobs of a
+//! queue take resources back from other queues that hold more than their share.
+//!
+//! Queues in QueueOrder; an overused queue (`Overused`) is dropped for the cycle. Each time a
+//! queue is popped, its next starving job (JobOrder) is tried: task by task (TaskOrder) while the
+//! job starves, skipping tasks with `preemptionPolicy: Never` and tasks the queue may not reclaim
+//! for (`Preemptive`), over the nodes that pass `PredicateForPreemptAction` in predicate order
+//! (no scoring). On a node the reclaimees are the Running, preemptable tasks of jobs in other
+//! queues whose `spec.reclaimable` is true; the plugins' `Reclaimable` picks the victims, which
+//! must be able to make room (`ValidateVictims`) and are evicted in victim order only until the
+//! task fits the node's FutureIdle (idle and releasing resources count); the task is pipelined
+//! there and the node's evictions join the job's statement, or they are discarded and the next
+//! node is tried. The job's statement is committed when the job is pipelined (`JobPipelined`),
+//! else discarded; either way the queue is pushed back while it has starving jobs left, so a
+//! first job that cannot reclaim does not stop the later ones.
+//!
+//! Argument `predicateErrorCacheEnable` (true) is accepted and changes no decision.
+
+use super::heap::GoHeap;
+use super::victims::{evict_until_fits, order_victims, preempt_nodes, validate_victims, Attempt, Preemptors};
+use crate::plugins::k8s::PodCtx;
+use crate::session::statement::Statement;
+use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
+use crate::session::{Session, State};
+use std::cmp::Ordering;
+
+/// Volcano's eviction reason for this action.
+pub const REASON: &str = "reclaim";
+
+/// Runs reclaim.
+pub fn execute(ssn: &mut Session<'_>) {
+    let mut pre = Preemptors::gather(ssn);
+    let mut queues: GoHeap<QueueIdx> = GoHeap::default();
+    {
+        let (st, pl) = (&ssn.state, &ssn.plugins);
+        for &q in &pre.queues {
+            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+        }
+    }
+    let mut buf = Buffers::default();
+    loop {
+        let q = {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+                Some(q) => q,
+                None => break,
+            }
+        };
+        if ssn.plugins.overused(&ssn.state, q) {
+            continue;
+        }
+        let j = {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            match pre.jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+                Some(j) => j,
+                None => continue,
+            }
+        };
+        let mut stmt = ssn.statement();
+        while ssn.plugins.job_starving(&ssn.state, j) {
+            let t = {
+                let (st, pl) = (&ssn.state, &ssn.plugins);
+                match pre.tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+                    Some(t) => t,
+                    None => break,
+                }
+            };
+            if ssn.state.tasks.rec[t.ix()].spec.preemption_never {
+                continue;
+            }
+            if !ssn.plugins.preemptive(&ssn.state, q, t) {
+                continue;
+            }
+            if ssn.plugins.pre_predicate(&ssn.state, t).is_err() {
+                continue;
+            }
+            reclaim_for_task(ssn, &mut stmt, &mut buf, j, t);
+        }
+        if ssn.plugins.job_pipelined(&ssn.state, j) {
+            ssn.commit(stmt);
+        } else {
+            ssn.discard(stmt);
+        }
+        if !pre.jobs[q.ix()].is_empty() {
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+        }
+    }
+}
+
+/// Scratch buffers reused across reclaimers.
+#[derive(Default)]
+struct Buffers {
+    nodes: Vec<NodeIdx>,
+    reclaimees: Vec<TaskIdx>,
+    victims: Vec<TaskIdx>,
+    spare: Vec<TaskIdx>,
+    offset: usize,
+}
+
+/// Whether `v` may be reclaimed for a task of job `j`: Running, preemptable, of a job in another
+/// queue that is reclaimable.
+fn reclaimee(s: &State<'_>, j: JobIdx, v: TaskIdx) -> bool {
+    if s.tasks.status[v.ix()] != TaskStatus::Running || !s.tasks.rec[v.ix()].spec.preemptable {
+        return false;
+    }
+    let Some(vj) = s.tasks.job_of(v) else { return false };
+    let vq = s.jobs.queue[vj.ix()];
+    vq != s.jobs.queue[j.ix()] && s.queues.rec[vq as usize].spec.reclaimable
+}
+
+/// Reclaims for task `t` of job `j` on the first node where it works.
+fn reclaim_for_task<'a>(ssn: &mut Session<'a>, stmt: &mut Statement<'a>, buf: &mut Buffers, j: JobIdx, t: TaskIdx) {
+    let ctx = PodCtx::build(&ssn.state, t, false);
+    let mut nodes = std::mem::take(&mut buf.nodes);
+    preempt_nodes(&ssn.state, &ssn.plugins, &ctx, t, &mut buf.offset, &mut nodes);
+    for &n in &nodes {
+        buf.reclaimees.clear();
+        buf.reclaimees.extend(ssn.state.tasks_on(n).filter(|&v| reclaimee(&ssn.state, j, v)));
+        if buf.reclaimees.is_empty() {
+            continue;
+        }
+        ssn.plugins.reclaimable(&ssn.state, t, &buf.reclaimees, &mut buf.victims, &mut buf.spare);
+        if !validate_victims(&ssn.state, t, n, &buf.victims) {
+            continue;
+        }
+        let mut victims = std::mem::take(&mut buf.victims);
+        order_victims(&ssn.state, &ssn.plugins, &mut victims, t);
+        let ok = evict_until_fits(ssn, stmt, t, n, &victims, REASON, Attempt::Reclaim, |s| {
+            s.state.fits_future_idle(s.state.tasks.req(t, s.state.dims), n)
+        });
+        buf.victims = victims;
+        if ok {
+            break;
+        }
+    }
+    buf.nodes = nodes;
+}
