@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn skipped_actions_plugins_and_flags() {
         let w = check(
-            "actions: \"enqueue, allocate, preempt\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: sla\n  - name: drf\n    enableHierarchy: true\n",
+            "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: sla\n  - name: drf\n    enableHierarchy: true\n",
         );
         let got: Vec<(UnhonouredKind, &str)> = w.iter().map(|x| (x.kind, x.name.as_str())).collect();
         assert_eq!(got, vec![(UnhonouredKind::Action, "preempt"), (UnhonouredKind::Plugin, "sla"),]);
