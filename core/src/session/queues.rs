@@ -23,7 +23,9 @@ pub const UNLIMITED: i64 = i64::MAX;
 /// Volcano's root queue name (`capacity`'s `rootQueueID`).
 pub const ROOT: &str = "root";
 
-/// Queue resource columns and the queue tree, cut from the session arena.
+/// Queue resource columns and the queue tree, cut from the session arena (empty by default,
+/// before the session's tables are built).
+#[derive(Default)]
 pub struct QueueAccounts<'a> {
     /// Σ `Resreq` of the queue's own jobs' tasks, as the plugins' `attr.allocated`: at open the
     /// allocated-status tasks (Bound, Binding, Running, Allocated), then + every AllocateFunc
@@ -282,39 +284,11 @@ pub(super) fn build<'a>(arena: &'a Bump, s: &State<'a>) -> QueueAccounts<'a> {
     }
 }
 
-impl Default for QueueAccounts<'_> {
-    fn default() -> Self {
-        QueueAccounts {
-            allocated: &mut [],
-            tree_allocated: &mut [],
-            request: &[],
-            tree_request: &[],
-            inqueue: &mut [],
-            tree_inqueue: &mut [],
-            elastic: &[],
-            tree_elastic: &[],
-            guarantee: &[],
-            capability: &[],
-            capability_set: &[],
-            deserved: &[],
-            deserved_set: &[],
-            real_capability: &[],
-            has_jobs: &[],
-            parent: &[],
-            depth: &[],
-            leaf: &[],
-            child_start: &[],
-            children: &[],
-            root: None,
-            tree_error: None,
-        }
-    }
-}
 
 impl QueueAccounts<'_> {
     /// Row `q` of a row-major queue column.
     #[inline]
-    pub fn row<'s>(col: &'s [i64], q: QueueIdx, dims: usize) -> &'s [i64] {
+    pub fn row(col: &[i64], q: QueueIdx, dims: usize) -> &[i64] {
         &col[q.ix() * dims..(q.ix() + 1) * dims]
     }
 
