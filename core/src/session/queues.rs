@@ -284,7 +284,6 @@ pub(super) fn build<'a>(arena: &'a Bump, s: &State<'a>) -> QueueAccounts<'a> {
     }
 }
 
-
 impl QueueAccounts<'_> {
     /// Row `q` of a row-major queue column.
     #[inline]
