@@ -12,7 +12,7 @@ fn mask(fns: &[Fn]) -> u32 {
 #[test]
 fn each_plugin_registers_what_it_implements() {
     let conf = SchedulerConf::parse(
-        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n",
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n",
     )
     .unwrap()
     .0;
@@ -26,21 +26,22 @@ fn each_plugin_registers_what_it_implements() {
         ("gang", mask(&[JobValid, JobOrder, JobReady, JobPipelined, JobStarving, Preemptable, Reclaimable])),
         ("conformance", mask(&[Preemptable, Reclaimable])),
         ("overcommit", mask(&[JobEnqueueable, JobEnqueued])),
-        ("drf", mask(&[JobOrder, Preemptable, EventHandler])),
+        // QueueOrder and Reclaimable decide only with enableHierarchy (neutral otherwise).
+        ("drf", mask(&[JobOrder, QueueOrder, Preemptable, Reclaimable, EventHandler])),
         ("predicates", mask(&[Predicate, EventHandler])),
-        (
-            "proportion",
-            mask(&[QueueOrder, Overused, Allocatable, Preemptive, Reclaimable, JobEnqueueable, JobEnqueued, EventHandler]),
-        ),
+        // Allocated and inqueue live in the session's queue table, kept by the session itself.
+        ("proportion", mask(&[QueueOrder, Overused, Allocatable, Preemptive, Reclaimable, JobEnqueueable])),
         ("nodeorder", mask(&[NodeOrder, BatchNodeOrder])),
         ("binpack", mask(&[NodeOrder])),
+        // No Overused, as Volcano's capacity; VictimQueueOrder decides only with enableHierarchy.
+        ("capacity", mask(&[QueueOrder, Allocatable, JobEnqueueable, Preemptive, Reclaimable, VictimQueueOrder])),
     ];
     assert_eq!(got, want);
 }
 
 #[test]
 fn a_plugin_missing_from_the_registry_is_skipped() {
-    let conf = SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: gang\n").unwrap().0;
+    let conf = SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: sla\n  - name: gang\n").unwrap().0;
     assert_eq!(conf.tiers[0].plugins.len(), 2, "the conf keeps Volcano plugins Basalt lacks, for the report");
     let c = Cluster::new();
     let arena = bumpalo::Bump::new();

@@ -153,9 +153,9 @@ proptest! {
             prop_assert!(s.tasks.rec[v.ix()].spec.preemptable);
             let vq = s.jobs.queue[s.tasks.job_of(*v).unwrap().ix()];
             prop_assert!(s.queues.rec[vq as usize].spec.reclaimable);
-            let a = shares.attr(QueueIdx(vq));
+            let deserved = shares.deserved(QueueIdx(vq));
             let start = &allocated[&vq];
-            let over = (0..dims).any(|d| d != basalt_core::resource::PODS && start[d] > a.deserved[d] + 0.1);
+            let over = (0..dims).any(|d| d != basalt_core::resource::PODS && start[d] > deserved[d] + 0.1);
             prop_assert!(over, "queue {} was within its deserved share when reclaim took {}", vq, s.task_key(*v));
             let n = s.tasks.node_of(*v).unwrap();
             let found = s.tasks_on(n).any(|p| {

@@ -49,13 +49,13 @@ pub fn execute(ssn: &mut Session<'_>) {
         let verdict = if has_min { ssn.plugins.job_enqueueable_why(&ssn.state, j) } else { Ok(()) };
         match verdict {
             Ok(()) => {
-                ssn.plugins.job_enqueued(&ssn.state, j);
+                ssn.plugins.job_enqueued(&mut ssn.state, j);
                 ssn.state.set_phase(j, PodGroupPhase::Inqueue);
             }
             Err(plugin) => {
                 // The PodGroup events Volcano's plugins record when they refuse a job.
                 let message = match plugin {
-                    "proportion" => "queue resource quota insufficient",
+                    "proportion" | "capacity" => "queue resource quota insufficient",
                     "overcommit" => "resource in cluster is overused",
                     _ => "",
                 };

@@ -269,6 +269,12 @@ pub struct QueueSpec {
     pub priority: i32,
     /// `spec.parent` (hierarchical queues; empty = root).
     pub parent: String,
+    /// Annotation `volcano.sh/hierarchy` (`root/a/b`: the queue's path for drf with
+    /// `enableHierarchy`); empty when unset.
+    pub hierarchy: String,
+    /// Annotation `volcano.sh/hierarchy-weights` (`1/w/w`, one weight per path segment); empty
+    /// when unset.
+    pub hierarchy_weights: String,
     /// `status.state`.
     pub state: QueueState,
 }

@@ -5,7 +5,7 @@
 //! [`Unhonoured::strict`].
 
 use super::Registry;
-use crate::conf::{ArgKind, ArgSpec, Arguments, Flag, SchedulerConf};
+use crate::conf::{ArgKind, ArgSpec, Arguments, SchedulerConf};
 
 /// What kind of thing is not honoured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,8 +147,7 @@ fn check_arguments(plugin: &str, specs: &[ArgSpec], args: &Arguments, out: &mut 
 impl Registry {
     /// Everything of `conf` that Basalt does not honour as written, in conf order: actions it
     /// does not implement, Volcano plugins the registry lacks, and for the plugins it has, the
-    /// argument problems (unknown key, wrong type, out of range, no effect) and flags accepted
-    /// without effect (`drf` `enableHierarchy`).
+    /// argument problems (unknown key, wrong type, out of range, no effect).
     pub fn check(&self, conf: &SchedulerConf) -> Vec<Unhonoured> {
         let mut out = Vec::new();
         for a in conf.actions.iter().filter(|a| !a.implemented()) {
@@ -174,16 +173,6 @@ impl Registry {
                     continue;
                 };
                 check_arguments(entry.name, entry.args, &p.arguments, &mut out);
-                if p.name == "drf" && p.flags.on(Flag::Hierarchy) {
-                    out.push(Unhonoured {
-                        kind: UnhonouredKind::Flag,
-                        name: "drf.enableHierarchy".into(),
-                        message:
-                            "plugin drf: enableHierarchy is accepted but hierarchical DRF is not implemented; flat drf is used"
-                                .into(),
-                        strict: true,
-                    });
-                }
             }
         }
         out
@@ -266,17 +255,10 @@ mod tests {
     #[test]
     fn skipped_actions_plugins_and_flags() {
         let w = check(
-            "actions: \"enqueue, allocate, preempt, shuffle\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: drf\n    enableHierarchy: true\n",
+            "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: sla\n  - name: drf\n    enableHierarchy: true\n",
         );
         let got: Vec<(UnhonouredKind, &str)> = w.iter().map(|x| (x.kind, x.name.as_str())).collect();
-        assert_eq!(
-            got,
-            vec![
-                (UnhonouredKind::Action, "shuffle"),
-                (UnhonouredKind::Plugin, "capacity"),
-                (UnhonouredKind::Flag, "drf.enableHierarchy")
-            ]
-        );
+        assert_eq!(got, vec![(UnhonouredKind::Action, "shuffle"), (UnhonouredKind::Plugin, "sla"),]);
         assert!(w.iter().all(|x| x.strict));
         assert!(check("").is_empty(), "Volcano's default conf is fully honoured");
     }

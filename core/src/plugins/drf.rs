@@ -4,32 +4,47 @@
 //! `f64`, as Volcano's. Preemptable: a victim only when the preemptor job's share with the
 //! preemptor's request added stays at or below the victim job's share with the victims taken so
 //! far removed (within 1e-6).
+//!
+//! With `enableHierarchy: true` it also orders queues and picks reclaim victims by hierarchical
+//! DRF ([`super::drf_hierarchy`]). When a queue's hierarchy cannot be derived (a missing parent,
+//! a cycle), Volcano's drf registers nothing for the session; so does this one (every function
+//! is neutral).
 
+use super::drf_hierarchy::Tree;
 use super::Verdict;
-use crate::session::tables::{JobIdx, TaskIdx};
+use crate::session::tables::{JobIdx, QueueIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
 
 /// Volcano drf's `shareDelta`.
 const SHARE_DELTA: f64 = 0.000001;
 
-/// The drf plugin: per-job allocated vectors and shares.
+/// The drf plugin: per-job allocated vectors and shares, and with hierarchy the HDRF tree.
 pub struct Drf {
     dims: usize,
     total: Vec<f64>,
     allocated: Vec<f64>,
     share: Vec<f64>,
+    /// Whether the plugin registered its functions (false when the hierarchy is unusable).
+    enabled: bool,
+    tree: Option<Tree>,
+    /// Why hierarchical DRF is off for this session, if it is.
+    pub hierarchy_error: Option<String>,
 }
 
 impl Drf {
-    /// Session open: allocated = Σ Resreq of each job's allocated-status tasks.
-    pub fn open(s: &State<'_>) -> Self {
+    /// Session open: allocated = Σ Resreq of each job's allocated-status tasks; `hierarchy` is
+    /// the plugin's `enableHierarchy`.
+    pub fn open(s: &State<'_>, hierarchy: bool) -> Self {
         let dims = s.dims;
         let mut d = Drf {
             dims,
             total: s.total.iter().map(|&v| v as f64).collect(),
             allocated: vec![0.0; s.jobs.len * dims],
             share: vec![0.0; s.jobs.len],
+            enabled: true,
+            tree: None,
+            hierarchy_error: None,
         };
         for j in 0..s.jobs.len {
             for t in s.jobs.tasks(JobIdx(j as u32)) {
@@ -40,6 +55,15 @@ impl Drf {
                 }
             }
             d.update(j);
+        }
+        if hierarchy {
+            match Tree::open(s, &d.allocated, &d.total) {
+                Ok(t) => d.tree = Some(t),
+                Err(e) => {
+                    d.enabled = false;
+                    d.hierarchy_error = Some(e);
+                }
+            }
         }
         d
     }
@@ -67,10 +91,15 @@ impl Drf {
 
     fn change(&mut self, s: &State<'_>, t: TaskIdx, sign: f64) {
         let Some(j) = s.tasks.job_of(t) else { return };
-        for (k, &v) in s.tasks.req(t, self.dims).iter().enumerate() {
-            self.allocated[j.ix() * self.dims + k] += sign * v as f64;
+        let dims = self.dims;
+        for (k, &v) in s.tasks.req(t, dims).iter().enumerate() {
+            self.allocated[j.ix() * dims + k] += sign * v as f64;
         }
         self.update(j.ix());
+        if let Some(tree) = self.tree.as_mut() {
+            tree.add_total(s.tasks.req(t, dims), sign);
+            tree.set_job(j, &self.allocated[j.ix() * dims..(j.ix() + 1) * dims], &self.total);
+        }
     }
 }
 
@@ -80,9 +109,15 @@ plugin_impl! {
             "drf"
         }
         fn job_order(&self, _s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+            if !self.enabled {
+                return Ordering::Equal;
+            }
             self.share[l.ix()].partial_cmp(&self.share[r.ix()]).unwrap_or(Ordering::Equal)
         }
         fn preemptable(&self, s: &State<'a>, preemptor: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            if !self.enabled {
+                return Verdict::Abstain;
+            }
             let dims = self.dims;
             let Some(pj) = s.tasks.job_of(preemptor) else { return Verdict::Decided };
             let mut l = self.allocated[pj.ix() * dims..(pj.ix() + 1) * dims].to_vec();
@@ -106,6 +141,54 @@ plugin_impl! {
                 }
                 let rs = self.share_of(&left[i].1);
                 if ls < rs || (ls - rs).abs() <= SHARE_DELTA {
+                    out.push(v);
+                }
+            }
+            Verdict::Decided
+        }
+        /// Hierarchical DRF's QueueOrderFn (only with `enableHierarchy`).
+        fn queue_order(&self, _s: &State<'a>, l: QueueIdx, r: QueueIdx) -> Ordering {
+            let Some(tree) = self.tree.as_ref() else { return Ordering::Equal };
+            let c = tree.compare(l, r);
+            if c < 0.0 {
+                Ordering::Less
+            } else if c > 0.0 {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        }
+        /// Hierarchical DRF's ReclaimableFn (only with `enableHierarchy`): on a copy of the tree
+        /// with the reclaimer's request added to its job, each candidate (independently) is a
+        /// victim when, with its request taken off its job, the reclaimer's queue still orders
+        /// before the candidate's.
+        fn reclaimable(&self, s: &State<'a>, reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            let Some(tree) = self.tree.as_ref() else { return Verdict::Abstain };
+            let dims = self.dims;
+            let Some(lj) = s.tasks.job_of(reclaimer) else { return Verdict::Decided };
+            let lq = QueueIdx(s.jobs.queue[lj.ix()]);
+            let mut t = tree.clone();
+            let mut lalloc = self.allocated[lj.ix() * dims..(lj.ix() + 1) * dims].to_vec();
+            let req = s.tasks.req(reclaimer, dims);
+            for d in 0..dims {
+                lalloc[d] += req[d] as f64;
+            }
+            t.add_total(req, 1.0);
+            t.set_job(lj, &lalloc, &self.total);
+            for &v in candidates {
+                let Some(rj) = s.tasks.job_of(v) else { continue };
+                let rq = QueueIdx(s.jobs.queue[rj.ix()]);
+                let vreq = s.tasks.req(v, dims);
+                let mut ralloc = self.allocated[rj.ix() * dims..(rj.ix() + 1) * dims].to_vec();
+                for d in 0..dims {
+                    ralloc[d] -= vreq[d] as f64;
+                }
+                t.add_total(vreq, -1.0);
+                t.set_job(rj, &ralloc, &self.total);
+                let ret = t.compare(lq, rq);
+                t.add_total(vreq, 1.0);
+                t.set_job(rj, &self.allocated[rj.ix() * dims..(rj.ix() + 1) * dims], &self.total);
+                if ret < 0.0 {
                     out.push(v);
                 }
             }

@@ -24,9 +24,12 @@ macro_rules! plugin_impl {
 }
 
 pub mod binpack;
+pub mod capacity;
+mod capacity_attrs;
 mod check;
 pub mod conformance;
 pub mod drf;
+mod drf_hierarchy;
 pub mod gang;
 pub mod k8s;
 pub mod nodeorder;
@@ -353,11 +356,14 @@ fn b_conformance<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a
 fn b_overcommit<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(overcommit::Overcommit::open(s, &o.arguments))
 }
-fn b_drf<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
-    Box::new(drf::Drf::open(s))
+fn b_drf<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(drf::Drf::open(s, o.flags.on(Flag::Hierarchy)))
 }
 fn b_proportion<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(proportion::Proportion::open(s))
+}
+fn b_capacity<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(capacity::Capacity::open(s, &o.arguments, o.flags.on(Flag::Hierarchy)))
 }
 fn b_predicates<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(predicates::Predicates::open(s, &o.arguments))
@@ -378,6 +384,7 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "overcommit", build: b_overcommit, args: overcommit::ARGS },
         Entry { name: "drf", build: b_drf, args: &[] },
         Entry { name: "proportion", build: b_proportion, args: &[] },
+        Entry { name: "capacity", build: b_capacity, args: capacity::ARGS },
         Entry { name: "predicates", build: b_predicates, args: predicates::ARGS },
         Entry { name: "nodeorder", build: b_nodeorder, args: nodeorder::ARGS },
         Entry { name: "binpack", build: b_binpack, args: binpack::ARGS },

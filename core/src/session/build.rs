@@ -58,6 +58,7 @@ pub(super) fn build<'a>(
         len: queue_recs.len(),
         name: arena.alloc_slice_fill_iter(queue_recs.iter().map(|q| cluster.names.get(&q.spec.name).unwrap_or_default())),
         rec: arena.alloc_slice_copy(&queue_recs),
+        acct: Default::default(),
     };
     let nt = l.tasks.len();
     let nj = l.jobs.len();
@@ -141,5 +142,6 @@ pub(super) fn build<'a>(
         }
     }
     state.node_changes.clear();
+    state.queues.acct = super::queues::build(arena, &state);
     state
 }

@@ -198,7 +198,8 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
             out.unschedulable.push(PodCondition { pod: s.tasks.pod[t.ix()], reason, message });
         }
     }
-    // Queue status.allocated: Σ Resreq of allocated-status tasks per queue.
+    // Queue status.allocated: Σ Resreq of allocated-status tasks per queue, also added to every
+    // ancestor up to root (volcano-behaviour.md §1.7; the tree of `spec.parent` when it is valid).
     let dims = s.dims;
     let mut alloc = vec![0i64; s.queues.len * dims];
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
@@ -209,6 +210,14 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         let q = s.jobs.queue[j.ix()] as usize;
         for (d, v) in s.tasks.req(t, dims).iter().enumerate() {
             alloc[q * dims + d] = alloc[q * dims + d].saturating_add(*v);
+        }
+    }
+    let own = alloc.clone();
+    for q in 0..s.queues.len {
+        for p in s.queues.acct.ancestors(QueueIdx(q as u32)) {
+            for d in 0..dims {
+                alloc[p.ix() * dims + d] = alloc[p.ix() * dims + d].saturating_add(own[q * dims + d]);
+            }
         }
     }
     for q in 0..s.queues.len {

@@ -259,8 +259,11 @@ impl<'a> Plugins<'a> {
         self.vote(Fn::JobEnqueueable, |p| p.job_enqueueable(s, j))
     }
 
-    /// JobEnqueued: every plugin that registered it.
-    pub fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {
+    /// JobEnqueued: the queue table's inqueue ([`State::queue_enqueued`]), then every plugin
+    /// that registered it.
+    pub fn job_enqueued(&mut self, s: &mut State<'a>, j: JobIdx) {
+        s.queue_enqueued(j);
+        let s: &State<'a> = s;
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::JobEnqueued.bit() != 0) {
             slot.plugin.job_enqueued(s, j);
         }
@@ -388,15 +391,19 @@ impl<'a> Plugins<'a> {
         self.queue_order(s, r, l)
     }
 
-    /// AllocateFunc event to every plugin with an event handler.
+    /// AllocateFunc event: the queue table's accounting ([`State::queue_allocate`]), then every
+    /// plugin with an event handler.
     pub fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        s.queue_allocate(t);
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_allocate(s, t);
         }
     }
 
-    /// DeallocateFunc event to every plugin with an event handler.
+    /// DeallocateFunc event: the queue table's accounting ([`State::queue_deallocate`]), then
+    /// every plugin with an event handler.
     pub fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        s.queue_deallocate(t);
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
             slot.plugin.on_deallocate(s, t);
         }

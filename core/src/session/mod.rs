@@ -10,6 +10,7 @@ mod build;
 mod close;
 pub mod layout;
 pub mod node_view;
+pub mod queues;
 pub use close::job_fit_error as close_job_fit_error;
 pub mod fit;
 pub mod invoke;

@@ -218,6 +218,8 @@ pub struct QueueTable<'a> {
     pub name: &'a [Sym],
     /// The queue record.
     pub rec: &'a [&'a QueueRec],
+    /// Resource accounting and the queue tree ([`super::queues`]).
+    pub acct: super::queues::QueueAccounts<'a>,
 }
 
 impl TaskTable<'_> {

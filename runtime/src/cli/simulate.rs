@@ -55,8 +55,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "NAME")]
     pub default_queue: Option<String>,
     /// Refuse the conf (exit 2) when it names an action or plugin Basalt does not implement,
-    /// a plugin argument it does not know or that has no effect here, or a flag it does not
-    /// act on (drf enableHierarchy). Without it these are skipped and listed at the top of the
+    /// or a plugin argument it does not know or that has no effect here. Without it these are skipped and listed at the top of the
     /// output ("Not honoured" / "notHonoured").
     #[arg(long)]
     pub strict: bool,

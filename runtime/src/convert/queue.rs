@@ -38,9 +38,16 @@ pub fn convert_queue(q: &crd::Queue) -> Result<QueueSpec, ConvertError> {
         reclaimable: spec.reclaimable.unwrap_or(true),
         priority,
         parent: spec.parent.clone().unwrap_or_default(),
+        hierarchy: annotation(&q.metadata, "volcano.sh/hierarchy"),
+        hierarchy_weights: annotation(&q.metadata, "volcano.sh/hierarchy-weights"),
         state,
         name,
     })
+}
+
+/// An annotation's value, empty when unset.
+fn annotation(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta, key: &str) -> String {
+    meta.annotations.as_ref().and_then(|a| a.get(key)).cloned().unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -70,6 +77,11 @@ mod tests {
         assert_eq!(got.guarantee.get("cpu"), Some(&1000));
         assert_eq!(got.deserved.get("nvidia.com/gpu"), Some(&2000));
         assert_eq!((got.parent.as_str(), got.priority, got.state), ("root", 2, QueueState::Closing));
+        let got = convert_queue(&queue(
+            "metadata: {name: a, annotations: {volcano.sh/hierarchy: root/eng/a, volcano.sh/hierarchy-weights: 1/2/3}}\nspec: {}\n",
+        ))
+        .unwrap();
+        assert_eq!((got.hierarchy.as_str(), got.hierarchy_weights.as_str()), ("root/eng/a", "1/2/3"));
         for (s, want) in [("Open", QueueState::Open), ("Closed", QueueState::Closed), ("Unknown", QueueState::Unknown)] {
             let q = queue(&format!("metadata: {{name: q}}\nspec: {{}}\nstatus: {{state: {s}}}\n"));
             assert_eq!(convert_queue(&q).unwrap().state, want);

@@ -249,7 +249,8 @@ pub fn simulate_timed(
     let mut timings = SimTimings::default();
     let (nodes, pods, pod_groups, queues) = cluster.counts();
     let t = Instant::now();
-    let startup_notes = startup::prepare(&mut cluster, &conf.options.default_queue, &opts.scheduler_name);
+    let startup_notes =
+        startup::prepare(&mut cluster, &conf.options.default_queue, &opts.scheduler_name, startup::hierarchical(conf));
     let mut out = SimOutput {
         pod_group_of_pod: pod_group_of_pod(&cluster),
         load,

@@ -9,8 +9,19 @@
 use basalt_core::cluster::{Cluster, Delta};
 use basalt_core::model::{PodGroupPhase, PodGroupSpec, QueueSpec};
 
+/// Whether a plugin of `conf` reads the queue tree of `spec.parent`: `capacity` or `drf` with
+/// `enableHierarchy: true` (volcano-behaviour.md §3).
+pub fn hierarchical(conf: &basalt_core::SchedulerConf) -> bool {
+    conf.tiers
+        .iter()
+        .flat_map(|t| &t.plugins)
+        .any(|p| matches!(p.name.as_str(), "capacity" | "drf") && p.flags.on(basalt_core::conf::Flag::Hierarchy))
+}
+
 /// Prepares `cluster` as Volcano's startup would and returns one note per change or problem.
-pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str) -> Vec<String> {
+/// `hierarchical` ([`hierarchical`]) says whether the conf reads `spec.parent`; when not, each
+/// queue naming a parent other than `root` is noted as flat.
+pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str, hierarchical: bool) -> Vec<String> {
     let mut notes = Vec::new();
     if cluster.queue(default_queue).is_none() {
         let q = QueueSpec { name: default_queue.to_string(), weight: 1, reclaimable: true, ..Default::default() };
@@ -21,9 +32,9 @@ pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str)
     }
     for q in cluster.queues() {
         let parent = &q.spec.parent;
-        if !parent.is_empty() && parent != "root" {
+        if !hierarchical && !parent.is_empty() && parent != "root" {
             notes.push(format!(
-                "Queue {:?}: spec.parent {parent:?} is accepted but ignored: Basalt has no hierarchical queue plugin (capacity or drf with enableHierarchy), so queues are flat",
+                "Queue {:?}: spec.parent {parent:?} is accepted but ignored: no plugin of the conf is hierarchical (capacity or drf with enableHierarchy: true), so queues are flat",
                 q.spec.name
             ));
         }
@@ -97,7 +108,7 @@ mod tests {
         for p in [pod("bare", None, ""), pod("lost", Some("nosuch"), ""), pod("away", Some("nosuch"), "gone")] {
             c.apply(Delta::Pod(p)).unwrap();
         }
-        let notes = prepare(&mut c, "default", "volcano");
+        let notes = prepare(&mut c, "default", "volcano", false);
         assert!(c.queue("default").is_some());
         let pg = c.pod_group_id("ns", "podgroup-ns-bare").expect("PodGroup created");
         assert_eq!(c.pod_group(pg).unwrap().spec.min_member, 1);
