@@ -327,6 +327,17 @@ mod tests {
     }
 
     #[test]
+    fn watch_timeout_is_whole_seconds_within_an_hour() {
+        assert_eq!(parse(&[]).unwrap().watch_timeout, Duration::from_secs(60));
+        assert_eq!(parse(&["--watch-timeout=5s"]).unwrap().watch_timeout, Duration::from_secs(5));
+        assert_eq!(parse(&["--watch-timeout=1m30s"]).unwrap().watch_timeout, Duration::from_secs(90));
+        for bad in ["--watch-timeout=0s", "--watch-timeout=1500ms", "--watch-timeout=2h"] {
+            let e = parse(&[bad]).unwrap_err().to_string();
+            assert!(e.contains("whole seconds between 1s and 1h"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn klog_verbosity_spellings() {
         assert_eq!(parse(&["--v=4"]).unwrap().log_filter(), "debug");
         assert_eq!(parse(&["-v", "5"]).unwrap().log_filter(), "trace");

@@ -66,6 +66,7 @@ impl Rig {
     pub async fn new(server: Server, name: &str, nodes: usize, cpu: &str) -> support::Result<Rig> {
         let admin = server.admin_client().await?;
         install_volcano_crds(&admin).await?;
+        sweep(&admin).await?;
         apply_scheduler_rbac(&admin).await?;
         let ns = fresh_namespace(&admin, name).await?;
         let node = TestNode::new(name)
@@ -216,4 +217,33 @@ impl Rig {
             assert!(p.running(), "scheduler {} exited:\n{tails}", p.log.display());
         }
     }
+}
+
+/// Deletes the pods and PodGroups earlier rigs on the same server left (pods of a `fault-*`
+/// scheduler, every PodGroup): bound pods of other schedulers count in their PodGroup's queue
+/// as they do in Volcano, so leftovers would eat the default queue's share of the next test.
+async fn sweep(admin: &Client) -> support::Result<()> {
+    use basalt_runtime::crd::PodGroup;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{DeleteParams, ListParams};
+    use kube::Api;
+    let now = DeleteParams { grace_period_seconds: Some(0), ..Default::default() };
+    for p in Api::<Pod>::all(admin.clone()).list(&ListParams::default()).await?.items {
+        let ours = p.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()).is_some_and(|n| n.starts_with("fault-"));
+        if let (true, Some(ns)) = (ours, p.namespace()) {
+            match Api::<Pod>::namespaced(admin.clone(), &ns).delete(&p.name_any(), &now).await {
+                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    for g in Api::<PodGroup>::all(admin.clone()).list(&ListParams::default()).await?.items {
+        if let Some(ns) = g.namespace() {
+            match Api::<PodGroup>::namespaced(admin.clone(), &ns).delete(&g.name_any(), &now).await {
+                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
 }
