@@ -407,7 +407,6 @@ async fn second_client_deletes_the_pod_first() -> support::Result<()> {
     .await?;
     let others: Vec<String> = pods.iter().filter(|p| **p != victim).cloned().collect();
     rig.wait_bound(&others, Duration::from_secs(60)).await?;
-    let t1 = Instant::now();
     let late = rig.gangs("late", 1, 1, "1").await?;
     let took = rig.wait_bound(&late, Duration::from_secs(30)).await?;
     report("second_client_deletes_the_pod_first", took, rig.proxy.count_since(t0, scheduler_request));
@@ -420,7 +419,6 @@ async fn second_client_deletes_the_pod_first() -> support::Result<()> {
     rig.assert_bound_once(&others).await?;
     rig.assert_bound_once(&late).await?;
     rig.assert_fit().await?;
-    let _ = t1;
     rig.assert_running();
     Ok(())
 }

@@ -232,7 +232,8 @@ async fn sweep(admin: &Client) -> support::Result<()> {
         let ours = p.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()).is_some_and(|n| n.starts_with("fault-"));
         if let (true, Some(ns)) = (ours, p.namespace()) {
             match Api::<Pod>::namespaced(admin.clone(), &ns).delete(&p.name_any(), &now).await {
-                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
                 Err(e) => return Err(e.into()),
             }
         }
@@ -240,7 +241,8 @@ async fn sweep(admin: &Client) -> support::Result<()> {
     for g in Api::<PodGroup>::all(admin.clone()).list(&ListParams::default()).await?.items {
         if let Some(ns) = g.namespace() {
             match Api::<PodGroup>::namespaced(admin.clone(), &ns).delete(&g.name_any(), &now).await {
-                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
                 Err(e) => return Err(e.into()),
             }
         }

@@ -36,6 +36,9 @@ use tokio::task::JoinHandle;
 /// The body type of the proxy's answers.
 type ProxyBody = BoxBody<Bytes, Error>;
 
+/// Where a watch stream's copier sends the frames of the answer's body.
+type FrameTx = mpsc::Sender<std::result::Result<Frame<Bytes>, Error>>;
+
 /// One request as the proxy saw it. Path fields follow the apiserver's request info: for
 /// `/api/v1/namespaces/ns/pods/p/binding`, group `""`, resource `pods`, namespace `ns`, name
 /// `p`, subresource `binding`.
@@ -213,7 +216,7 @@ struct State {
     /// `410` ERROR events the server sent in watch streams (not the injected ones).
     gone_seen: AtomicU64,
     /// Senders of stalled streams, kept so those streams never end.
-    stalled: Mutex<Vec<mpsc::Sender<std::result::Result<Frame<Bytes>, Error>>>>,
+    stalled: Mutex<Vec<FrameTx>>,
 }
 
 /// A running proxy; stops when dropped (its connections end with the test's runtime).
@@ -483,12 +486,7 @@ fn tokio_stream_from(
 
 /// Copies a watch stream line by line (whole events only, so an injected event never splits
 /// one) until it ends or a command changes it.
-async fn pump_watch(
-    state: Arc<State>,
-    mut body: kube::client::Body,
-    tx: mpsc::Sender<std::result::Result<Frame<Bytes>, Error>>,
-    mut cmds: broadcast::Receiver<WatchCmd>,
-) {
+async fn pump_watch(state: Arc<State>, mut body: kube::client::Body, tx: FrameTx, mut cmds: broadcast::Receiver<WatchCmd>) {
     state.open_watches.fetch_add(1, Ordering::Relaxed);
     let mut pending: Vec<u8> = Vec::new();
     loop {
