@@ -15,6 +15,15 @@ fn duration(s: &str) -> Result<Duration, String> {
     parse_go_duration(s)
 }
 
+/// `--watch-timeout`: whole seconds, 1 s to 1 h (the API's `timeoutSeconds` is an integer).
+fn watch_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_go_duration(s)?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) || d.subsec_nanos() != 0 {
+        return Err(format!("{s:?}: must be whole seconds between 1s and 1h"));
+    }
+    Ok(d)
+}
+
 /// Arguments of `basalt scheduler` (vc-scheduler's flags; defaults are Volcano's unless said).
 #[derive(Debug, Args, Clone)]
 pub struct SchedulerArgs {
@@ -108,6 +117,11 @@ pub struct SchedulerArgs {
     /// Timeout of one API call made by the binder or status writer (Basalt).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub api_timeout: Duration,
+    /// Server-side timeout of each watch request (Basalt; client-go picks 5–10 min). The watch
+    /// is reopened from its last resourceVersion when it ends, and a stream silent for this long
+    /// plus 5 s is taken for dead and reopened, so a stalled connection costs at most that long.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = watch_timeout)]
+    pub watch_timeout: Duration,
     /// Stop after this many cycles, once their binds and writes are done (Basalt; for tests and
     /// comparisons with `basalt simulate`; 0 = run until stopped).
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -321,6 +335,17 @@ mod tests {
         assert!(parse(&["--schedule-period=1x"]).is_err());
         assert!(parse(&["--leader-elect=maybe"]).is_err());
         assert!(parse(&["--percentage-nodes-to-find=101"]).is_err());
+    }
+
+    #[test]
+    fn watch_timeout_is_whole_seconds_within_an_hour() {
+        assert_eq!(parse(&[]).unwrap().watch_timeout, Duration::from_secs(60));
+        assert_eq!(parse(&["--watch-timeout=5s"]).unwrap().watch_timeout, Duration::from_secs(5));
+        assert_eq!(parse(&["--watch-timeout=1m30s"]).unwrap().watch_timeout, Duration::from_secs(90));
+        for bad in ["--watch-timeout=0s", "--watch-timeout=1500ms", "--watch-timeout=2h"] {
+            let e = parse(&[bad]).unwrap_err().to_string();
+            assert!(e.contains("whole seconds between 1s and 1h"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -334,7 +334,8 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let limiter = Arc::new(RateLimiter::new(args.kube_api_qps, args.kube_api_burst));
     let stats = Arc::new(WatchStats::default());
     let watch_tx = in_tx.clone();
-    let watchers = watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone());
+    let watchers =
+        watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone(), args.watch_timeout);
     let bind_done = in_tx.clone();
     let binds_outstanding = Arc::new(AtomicUsize::new(0));
     let outstanding = binds_outstanding.clone();

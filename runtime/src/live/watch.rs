@@ -15,6 +15,7 @@ use kube::runtime::WatchStreamExt;
 use kube::Client;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::task::JoinHandle;
 
 /// Counters of the watch streams.
@@ -65,11 +66,25 @@ where
 /// Where watch events go; returning false stops the watcher.
 pub type Sender = Arc<dyn Fn(WatchEvent) -> bool + Send + Sync>;
 
-fn spawn_typed<K>(kind: Kind, api: Api<K>, wrap: fn(K) -> Object, send: Sender, stats: Arc<WatchStats>) -> JoinHandle<()>
+/// How every watcher watches: `timeoutSeconds` = `timeout`, so the server ends each watch
+/// after that long and kube-rs reopens it from the last resourceVersion; a stream that stays
+/// silent for `timeout` + 5 s (a stalled connection) is dropped and reopened the same way.
+fn config(timeout: Duration) -> watcher::Config {
+    watcher::Config::default().timeout(u32::try_from(timeout.as_secs()).unwrap_or(u32::MAX).max(1))
+}
+
+fn spawn_typed<K>(
+    kind: Kind,
+    api: Api<K>,
+    wrap: fn(K) -> Object,
+    send: Sender,
+    stats: Arc<WatchStats>,
+    timeout: Duration,
+) -> JoinHandle<()>
 where
     K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
 {
-    tokio::spawn(drive(kind, watcher(api, watcher::Config::default()).default_backoff(), wrap, send, stats))
+    tokio::spawn(drive(kind, watcher(api, config(timeout)).default_backoff(), wrap, send, stats))
 }
 
 fn spawn_dynamic(
@@ -79,9 +94,10 @@ fn spawn_dynamic(
     wrap: fn(DynamicObject) -> Object,
     send: Sender,
     stats: Arc<WatchStats>,
+    timeout: Duration,
 ) -> JoinHandle<()> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-    tokio::spawn(drive(kind, watcher(api, watcher::Config::default()).default_backoff(), wrap, send, stats))
+    tokio::spawn(drive(kind, watcher(api, config(timeout)).default_backoff(), wrap, send, stats))
 }
 
 trait MapEvent<K> {
@@ -100,11 +116,26 @@ impl<K> MapEvent<K> for Event<K> {
     }
 }
 
-/// Starts the five watchers; each event goes to `send` (returning false stops that watcher).
-pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>) -> Vec<JoinHandle<()>> {
+/// Starts the five watchers, each watch request with `timeoutSeconds` = `timeout` (see
+/// [`config`]); each event goes to `send` (returning false stops that watcher).
+pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> Vec<JoinHandle<()>> {
     vec![
-        spawn_typed(Kind::Node, Api::<Node>::all(client.clone()), |o| Object::Node(Box::new(o)), send.clone(), stats.clone()),
-        spawn_typed(Kind::Pod, Api::<Pod>::all(client.clone()), |o| Object::Pod(Box::new(o)), send.clone(), stats.clone()),
+        spawn_typed(
+            Kind::Node,
+            Api::<Node>::all(client.clone()),
+            |o| Object::Node(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+            timeout,
+        ),
+        spawn_typed(
+            Kind::Pod,
+            Api::<Pod>::all(client.clone()),
+            |o| Object::Pod(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+            timeout,
+        ),
         spawn_dynamic(
             Kind::PodGroup,
             client,
@@ -112,6 +143,7 @@ pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>) -> Vec<J
             |o| Object::PodGroup(Box::new(o)),
             send.clone(),
             stats.clone(),
+            timeout,
         ),
         spawn_dynamic(
             Kind::Queue,
@@ -120,6 +152,7 @@ pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>) -> Vec<J
             |o| Object::Queue(Box::new(o)),
             send.clone(),
             stats.clone(),
+            timeout,
         ),
         spawn_typed(
             Kind::PriorityClass,
@@ -127,6 +160,7 @@ pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>) -> Vec<J
             |o| Object::PriorityClass(Box::new(o)),
             send,
             stats,
+            timeout,
         ),
     ]
 }

@@ -23,7 +23,8 @@
 # With --owner-pid, a watchdog stops the servers once that process has exited (a test binary that
 # never runs destructors, or is killed); --remove-on-exit makes the watchdog delete DIR too.
 # Stop by hand with stop.sh DIR. Prints the server URL on its last line; progress on stderr.
-# BASALT_KUBE_APISERVER overrides the binary (skips build.sh).
+# BASALT_KUBE_APISERVER overrides the binary (skips build.sh). BASALT_APISERVER_FLAGS: extra
+# kube-apiserver flags, space-separated (e.g. --watch-cache=false).
 set -euo pipefail
 
 usage() {
@@ -160,7 +161,7 @@ for attempt in 1 2 3; do
     --service-cluster-ip-range=10.0.0.0/24 --endpoint-reconciler-type=none \
     --disable-admission-plugins=ServiceAccount \
     --audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/audit.log" --audit-log-maxsize=4096 \
-    --audit-log-mode=blocking --profiling=false \
+    --audit-log-mode=blocking --profiling=false ${BASALT_APISERVER_FLAGS:-} \
     </dev/null >kube-apiserver.log 2>&1 &
   echo $! >kube-apiserver.pid
   # Ready = /readyz ok: etcd reachable, RBAC bootstrap roles and other post-start hooks done.

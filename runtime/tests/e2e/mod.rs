@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod process;
+pub mod rig;
 
 use crate::support::{self, create_nodes, create_pod_group, create_pods, create_queue, pod_group, queue, TestNode, TestPod};
 use k8s_openapi::api::core::v1::{Event, Pod};

@@ -50,6 +50,13 @@ impl TestApiserver {
     /// Errors: the build or the start failed (the scripts' stderr, which is passed through, says
     /// why; the instance folder is kept then).
     pub fn start() -> Result<TestApiserver> {
+        TestApiserver::start_with(&[])
+    }
+
+    /// As [`TestApiserver::start`], with `flags` added to kube-apiserver's command line (e.g.
+    /// `--watch-cache=false`, so watches are served by etcd and a compacted revision gives a real
+    /// `410 Gone`). Errors: as [`TestApiserver::start`].
+    pub fn start_with(flags: &[&str]) -> Result<TestApiserver> {
         let binary = build()?;
         let dir = instance_dir();
         let mut start = Command::new(script("start.sh"));
@@ -59,6 +66,7 @@ impl TestApiserver {
         }
         let out = start
             .env("BASALT_KUBE_APISERVER", &binary)
+            .env("BASALT_APISERVER_FLAGS", flags.join(" "))
             .stdin(Stdio::null())
             .stderr(Stdio::inherit())
             .output()
@@ -146,6 +154,113 @@ impl TestApiserver {
         AuditLog::read(&self.audit_log_path())
     }
 
+    /// Stops kube-apiserver (SIGTERM, SIGKILL after 10 s) and keeps etcd running; returns what
+    /// [`TestApiserver::restart_kube_apiserver`] needs to start it again with the same command
+    /// line. Clients see refused connections meanwhile. Errors: the pid file or the process's
+    /// command line cannot be read.
+    pub fn stop_kube_apiserver(&self) -> Result<StoppedApiserver> {
+        let pid = self.kube_apiserver_pid()?;
+        let cmdline = read_cmdline(pid)?;
+        let _ = Command::new("kill").arg("-TERM").arg(pid.to_string()).status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if alive(pid) {
+            let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+        }
+        Ok(StoppedApiserver { cmdline })
+    }
+
+    /// Starts kube-apiserver again as it was before [`TestApiserver::stop_kube_apiserver`] (same
+    /// port, certificates, etcd; its log appended to `kube-apiserver.log`) and waits until
+    /// `/readyz` answers `ok`. Blocking. Errors: it does not start or not become ready in 60 s.
+    pub fn restart_kube_apiserver(&self, stopped: StoppedApiserver) -> Result<()> {
+        let log = std::fs::OpenOptions::new().append(true).create(true).open(self.dir.join("kube-apiserver.log"))?;
+        let (program, args) = stopped.cmdline.split_first().ok_or("empty kube-apiserver command line")?;
+        let child = Command::new(program)
+            .args(args)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("restarting {program}: {e}"))?;
+        std::fs::write(self.dir.join("kube-apiserver.pid"), format!("{}\n", child.id()))?;
+        let token = self.admin_token()?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let out = Command::new("curl")
+                .args(["-s", "--max-time", "2", "--cacert"])
+                .arg(self.ca_path())
+                .arg("-H")
+                .arg(format!("Authorization: Bearer {token}"))
+                .arg(format!("{}/readyz", self.server))
+                .output()?;
+            if String::from_utf8_lossy(&out.stdout).trim() == "ok" {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!("kube-apiserver at {} not ready 60 s after its restart", self.server).into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// etcd's client URL (`http://127.0.0.1:PORT`), read from kube-apiserver's
+    /// `--etcd-servers` flag. Errors: the process or the flag cannot be read.
+    pub fn etcd_url(&self) -> Result<String> {
+        let cmdline = read_cmdline(self.kube_apiserver_pid()?)?;
+        cmdline
+            .iter()
+            .find_map(|a| a.strip_prefix("--etcd-servers=").map(str::to_string))
+            .ok_or_else(|| "kube-apiserver has no --etcd-servers flag".into())
+    }
+
+    /// Compacts etcd's history up to its current revision (etcd's JSON gateway:
+    /// `/v3/kv/range` for the revision, then `/v3/kv/compaction`, physical) and returns that
+    /// revision: any watch that resumes from an older resourceVersion then fails with `410 Gone`
+    /// (when the server runs with `--watch-cache=false`; the watch cache keeps its own window).
+    /// Errors: etcd unreachable or an unexpected answer.
+    pub fn compact_etcd(&self) -> Result<u64> {
+        let url = self.etcd_url()?;
+        let post = |path: &str, body: &str| -> Result<serde_json::Value> {
+            let out = Command::new("curl")
+                .args(["-s", "--max-time", "10", "-X", "POST", "-d", body])
+                .arg(format!("{url}{path}"))
+                .output()
+                .map_err(|e| format!("curl {url}{path}: {e}"))?;
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            serde_json::from_str(&text).map_err(|e| format!("etcd {path}: {e}: {text:?}").into())
+        };
+        let range = post("/v3/kv/range", r#"{"key":"AA=="}"#)?;
+        let revision: u64 = range["header"]["revision"]
+            .as_str()
+            .and_then(|r| r.parse().ok())
+            .ok_or_else(|| format!("etcd /v3/kv/range: no header.revision in {range}"))?;
+        let done = post("/v3/kv/compaction", &format!(r#"{{"revision":"{revision}","physical":true}}"#))?;
+        if done.get("error").is_some() {
+            return Err(format!("etcd compaction at {revision}: {done}").into());
+        }
+        Ok(revision)
+    }
+
+    fn kube_apiserver_pid(&self) -> Result<u32> {
+        let path = self.dir.join("kube-apiserver.pid");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(text.trim().parse().map_err(|e| format!("{}: {e}", path.display()))?)
+    }
+
+    fn admin_token(&self) -> Result<String> {
+        let path = self.dir.join("tokens.csv");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        text.lines()
+            .find(|l| l.split(',').nth(1) == Some("admin"))
+            .and_then(|l| l.split(',').next())
+            .map(str::to_string)
+            .ok_or_else(|| format!("{}: no admin token", path.display()).into())
+    }
+
     /// Stops both processes now and removes the folder (as dropping does).
     pub fn stop(mut self) -> Result<()> {
         self.stop_inner()
@@ -181,6 +296,25 @@ impl Drop for TestApiserver {
         if let Err(e) = self.stop_inner() {
             eprintln!("test apiserver: {e}");
         }
+    }
+}
+
+/// A kube-apiserver stopped by [`TestApiserver::stop_kube_apiserver`]: its command line.
+#[derive(Debug)]
+pub struct StoppedApiserver {
+    cmdline: Vec<String>,
+}
+
+fn read_cmdline(pid: u32) -> Result<Vec<String>> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).map_err(|e| format!("/proc/{pid}/cmdline: {e}"))?;
+    Ok(raw.split(|b| *b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).to_string()).collect())
+}
+
+/// The process exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
     }
 }
 

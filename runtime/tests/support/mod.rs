@@ -14,6 +14,8 @@
 //!   and a filter by user; [`stream_audit`] reads it one request at a time.
 //! * [`Kubelet`]: the node side, which this server does not have (marks bound pods Running,
 //!   completes them after `basalt.dev/duration-seconds`, finishes deletions).
+//! * [`FaultProxy`]: a fault-injecting proxy between a scheduler under test and the server
+//!   (error answers, delays, dropped answers, dropped/stalled/expired watches, request counts).
 //! * [`wait_for`], [`wait_for_pod`]: polling with a deadline, for conditions that become true
 //!   asynchronously.
 //!
@@ -28,9 +30,10 @@ mod audit;
 mod kubelet;
 mod manifests;
 mod objects;
+mod proxy;
 mod wait;
 
-pub use apiserver::{client_from_kubeconfig, TestApiserver};
+pub use apiserver::{client_from_kubeconfig, StoppedApiserver, TestApiserver};
 pub use audit::{log_files as audit_log_files, stream as stream_audit, AuditEvent, AuditLog, BindingCounts};
 pub use kubelet::{Kubelet, DURATION_ANNOTATION};
 pub use manifests::{apply_manifest, apply_scheduler_rbac, deploy_dir, install_volcano_crds};
@@ -39,6 +42,7 @@ pub use objects::{
     delete_pod_now, ensure_namespace, fresh_namespace, pod_group, queue, TestNode, TestPod, GROUP_NAME_ANNOTATION,
     NOT_READY_TAINT,
 };
+pub use proxy::{Action, ApiRequest, FaultProxy, Matcher, Rule, RuleId};
 pub use wait::{wait_for, wait_for_pod};
 
 /// The error type of every helper: anything (kube, I/O, YAML, a failed expectation with a message).
