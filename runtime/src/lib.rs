@@ -14,6 +14,7 @@
 //! The core never sees a Kubernetes type: everything goes through `convert`.
 
 pub mod cli;
+pub mod controller;
 pub mod convert;
 pub mod crd;
 pub mod live;

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
+pub mod controller;
 pub mod replay;
 pub mod scheduler;
 pub mod simulate;
@@ -45,6 +46,9 @@ pub enum Command {
     /// Run as the cluster's scheduler in place of Volcano's vc-scheduler: watch the API server,
     /// schedule every `--schedule-period`, bind pods and write statuses (vc-scheduler's flags).
     Scheduler(Box<scheduler::SchedulerArgs>),
+    /// Run as the cluster's Volcano controller-manager: turn `batch.volcano.sh` Jobs into
+    /// PodGroups and pods and drive them through their lifecycle (vc-controller-manager's flags).
+    Controller(Box<controller::ControllerArgs>),
 }
 
 /// Runs a parsed command line; returns the process exit code.
@@ -54,6 +58,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Replay(args) => ExitCode::from(replay::run(&args)),
         Command::Bench(args) => ExitCode::from(bench::run(&args)),
         Command::Scheduler(args) => ExitCode::from(crate::live::runner::run(&args)),
+        Command::Controller(args) => ExitCode::from(crate::controller::run::run(&args)),
     }
 }
 
@@ -63,6 +68,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let default = match &cli.command {
         Command::Scheduler(a) => a.log_filter(),
+        Command::Controller(a) => a.log_filter(),
         _ => "warn",
     };
     let filter =
