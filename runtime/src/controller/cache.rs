@@ -21,6 +21,10 @@ pub struct JobEntry {
     pub pods: BTreeMap<String, Pod>,
     /// Its PodGroup.
     pub pod_group: Option<PodGroup>,
+    /// The Job as the watch last delivered it: changes are detected against this (as an
+    /// informer's old/new pair), not against `job`, which the controller's own status writes
+    /// also update, so a phase the controller wrote still produces a request when it comes back.
+    pub watched: Option<Job>,
 }
 
 /// The cache; every method takes the lock briefly (never across an await).
@@ -70,6 +74,11 @@ fn pod_request(pod: &Pod, event: Event) -> Option<Request> {
     Some(r)
 }
 
+/// `metadata.resourceVersion` as a number (etcd revisions are; other servers' may not be).
+fn rv(job: &Job) -> Option<u64> {
+    job.metadata.resource_version.as_deref()?.parse().ok()
+}
+
 fn out_of_sync_marked(pod: &Pod) -> bool {
     pod.metadata.annotations.as_ref().is_some_and(|a| a.get(keys::OUT_OF_SYNC).is_some_and(|v| v == "true"))
 }
@@ -95,7 +104,7 @@ impl Cache {
         let (ns, name) = (job.metadata.namespace.clone()?, job.metadata.name.clone()?);
         let mut map = self.lock();
         let e = map.entry(key(&ns, &name)).or_default();
-        let changed = match &e.job {
+        let changed = match &e.watched {
             None => true,
             Some(old) if old.metadata.uid != job.metadata.uid => true,
             Some(old) => {
@@ -104,13 +113,22 @@ impl Cache {
                     || old.metadata.deletion_timestamp != job.metadata.deletion_timestamp
             }
         };
-        e.job = Some(job);
+        // A watch event older than what the controller wrote keeps the newer copy.
+        let older = e.job.as_ref().is_some_and(|cur| {
+            cur.metadata.uid == job.metadata.uid && rv(cur).zip(rv(&job)).is_some_and(|(c, n)| n < c)
+        });
+        if !older {
+            e.job = Some(job.clone());
+        }
+        e.watched = Some(job);
         changed.then(|| Request::job(&ns, &name, Event::OutOfSync))
     }
 
-    /// Stores a job written by the controller itself (no request).
+    /// Stores a job written by the controller itself (the response of its write): the next
+    /// request reads it; the watch's copy still decides what changed.
     pub fn store_job(&self, job: Job) {
-        let _ = self.apply_job(job);
+        let (Some(ns), Some(name)) = (job.metadata.namespace.clone(), job.metadata.name.clone()) else { return };
+        self.lock().entry(key(&ns, &name)).or_default().job = Some(job);
     }
 
     /// Forgets a deleted Job (its pods and PodGroup stay cached until their own deletes).
@@ -120,6 +138,7 @@ impl Cache {
         let k = key(ns, name);
         if let Some(e) = map.get_mut(&k) {
             e.job = None;
+            e.watched = None;
             if e.pods.is_empty() && e.pod_group.is_none() {
                 map.remove(&k);
             }
@@ -314,6 +333,24 @@ mod tests {
         marked.metadata.annotations.as_mut().unwrap().insert(keys::OUT_OF_SYNC.into(), "true".into());
         assert_eq!(c.delete_pod(&marked).map(|r| r.event), Some(Event::OutOfSync));
         assert_eq!(c.delete_pod(&pod("j-w-9", "w", "9", "Running")).map(|r| r.event), Some(Event::PodEvicted));
+    }
+
+    #[test]
+    fn a_phase_the_controller_wrote_still_makes_a_request_when_watched() {
+        let c = Cache::default();
+        c.apply_job(job());
+        let mut written = job();
+        written.metadata.resource_version = Some("2".into());
+        written.status = Some(crate::crd::JobStatus {
+            state: crate::crd::JobState { phase: Some("Running".into()), ..Default::default() },
+            ..Default::default()
+        });
+        c.store_job(written.clone());
+        assert_eq!(c.get("ns/j").unwrap().job.unwrap().metadata.resource_version.as_deref(), Some("2"));
+        // a late watch event of the old version does not replace the newer copy
+        assert_eq!(c.apply_job(job()), None);
+        assert_eq!(c.get("ns/j").unwrap().job.unwrap().metadata.resource_version.as_deref(), Some("2"));
+        assert_eq!(c.apply_job(written).map(|r| r.event), Some(Event::OutOfSync));
     }
 
     #[test]

@@ -164,7 +164,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 status.state.phase = Some(Phase::Pending.as_str().into());
             }
             let mut pg_phase = entry.pod_group.as_ref().and_then(|pg| pg.status.as_ref()).and_then(|s| s.phase.clone());
-            if entry.pod_group.is_none() && matches!(phase, Phase::Pending | Phase::Restarting) {
+            if entry.pod_group.is_none() && matches!(phase, Phase::Pending | Phase::Running) {
                 match create_pod_group(ctx, &job).await {
                     Ok(Some(pg)) => {
                         pg_phase = pg.status.as_ref().and_then(|s| s.phase.clone());

@@ -89,6 +89,8 @@ pub fn command_crd() -> CustomResourceDefinition {
         if let Some(props) = obj.get_mut("properties").and_then(|p| p.as_object_mut()) {
             props.insert("apiVersion".into(), serde_json::json!({"type": "string"}));
             props.insert("kind".into(), serde_json::json!({"type": "string"}));
+            // The apiserver allows nothing but `type: object` on `metadata` (no description).
+            props.insert("metadata".into(), serde_json::json!({"type": "object"}));
         }
     }
     let props: JSONSchemaProps = serde_json::from_value(schema).unwrap_or_default();
