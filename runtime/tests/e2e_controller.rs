@@ -22,7 +22,9 @@ use kube::api::{ListParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use support::{apply_manifest, apply_scheduler_rbac, deploy_dir, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver};
+use support::{
+    apply_manifest, apply_scheduler_rbac, deploy_dir, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver,
+};
 
 const CONTROLLER_USER: &str = "system:serviceaccount:volcano-system:volcano-controllers";
 const WAIT: Duration = Duration::from_secs(90);
@@ -69,7 +71,11 @@ fn pod_phase(p: &Pod) -> &str {
 
 async fn command(client: &Client, ns: &str, job: &Job, action: &str) -> support::Result<()> {
     let c = Command {
-        metadata: kube::api::ObjectMeta { generate_name: Some(format!("{}-{}-", job.name_any(), action.to_lowercase())), namespace: Some(ns.into()), ..Default::default() },
+        metadata: kube::api::ObjectMeta {
+            generate_name: Some(format!("{}-{}-", job.name_any(), action.to_lowercase())),
+            namespace: Some(ns.into()),
+            ..Default::default()
+        },
         action: Some(action.into()),
         target: Some(OwnerReference {
             api_version: "batch.volcano.sh/v1alpha1".into(),
@@ -120,7 +126,8 @@ async fn two_task_job(client: Client) -> support::Result<()> {
 /// `PodFailed → RestartJob` with `maxRetry: 2`: restarted, then Failed, nothing left running.
 async fn restart_until_max_retry(client: Client) -> support::Result<()> {
     let ns = fresh_namespace(&client, "ctl-retry").await?;
-    let yaml = job_yaml("flaky", "  maxRetry: 2\n  policies: [{event: PodFailed, action: RestartJob}]\n", &[task("w", 2, 2, 1, "")]);
+    let yaml =
+        job_yaml("flaky", "  maxRetry: 2\n  policies: [{event: PodFailed, action: RestartJob}]\n", &[task("w", 2, 2, 1, "")]);
     create_job(&client, &ns, &yaml).await?;
     let failed = wait_phase(&client, &ns, "flaky", "Failed").await?;
     let st = failed.status.unwrap_or_default();
@@ -128,7 +135,12 @@ async fn restart_until_max_retry(client: Client) -> support::Result<()> {
     let seen: Vec<String> = st.conditions.iter().filter_map(|c| c.status.clone()).collect();
     assert!(seen.iter().filter(|p| *p == "Restarting").count() == 2, "two restarts: {seen:?}");
     wait_for("no pod of the failed job left pending or running", WAIT, || async {
-        let left: Vec<String> = pods(&client, &ns).await?.values().filter(|p| matches!(pod_phase(p), "Pending" | "Running")).map(|p| p.name_any()).collect();
+        let left: Vec<String> = pods(&client, &ns)
+            .await?
+            .values()
+            .filter(|p| matches!(pod_phase(p), "Pending" | "Running"))
+            .map(|p| p.name_any())
+            .collect();
         Ok(left.is_empty().then_some(()))
     })
     .await?;
@@ -158,7 +170,11 @@ async fn exit_code_restarts_one_task(client: Client) -> support::Result<()> {
     let after = pods(&client, &ns).await?;
     assert_eq!(after["mixed-steady-0"].uid(), steady_uid, "RestartTask left the other task's pod alone");
     let j = job(&client, &ns, "mixed").await?.unwrap_or_default();
-    assert!(j.status.as_ref().is_some_and(|s| s.retry_count >= 1 && s.version == 0), "task restart, not a whole-job kill: {:?}", j.status);
+    assert!(
+        j.status.as_ref().is_some_and(|s| s.retry_count >= 1 && s.version == 0),
+        "task restart, not a whole-job kill: {:?}",
+        j.status
+    );
     Ok(())
 }
 
@@ -202,16 +218,40 @@ async fn ttl_deletes_finished_jobs(client: Client) -> support::Result<()> {
     Ok(())
 }
 
-/// `dependsOn`: the worker's pod is created only once the ps pod runs.
-async fn depends_on_waits(client: Client) -> support::Result<()> {
+/// `dependsOn`: runs to Completed; returns the namespace, whose audit log the caller checks
+/// for the order (the worker's pod created only after the ps pod was marked Running).
+async fn depends_on_waits(client: Client) -> support::Result<String> {
     let ns = fresh_namespace(&client, "ctl-dep").await?;
-    let yaml = job_yaml("dag", "  minAvailable: 1\n", &[task("ps", 1, 4, 0, ""), task("worker", 1, 1, 0, "    dependsOn: {name: [ps]}\n")]);
+    let yaml = job_yaml(
+        "dag",
+        "  minAvailable: 1\n",
+        &[task("ps", 1, 4, 0, ""), task("worker", 1, 1, 0, "    minAvailable: 0\n    dependsOn: {name: [ps]}\n")],
+    );
     create_job(&client, &ns, &yaml).await?;
     wait_phase(&client, &ns, "dag", "Completed").await?;
-    let all = pods(&client, &ns).await?;
-    let started = all["dag-ps-0"].status.as_ref().and_then(|s| s.start_time.clone()).ok_or("ps pod never started")?;
-    let created = all["dag-worker-0"].metadata.creation_timestamp.clone().ok_or("worker pod has no creationTimestamp")?;
-    assert!(created.0 >= started.0, "worker created {:?} before ps started {:?}", created.0, started.0);
+    Ok(ns)
+}
+
+/// In `ns`'s audit trail, the controller's second pod create (the worker's) comes after the
+/// kubelet's first status write of the ps pod (its `Running`).
+fn check_depends_on_order(server: &TestApiserver, ns: &str) -> support::Result<()> {
+    let audit = server.audit()?;
+    let events: Vec<_> = audit.events().iter().filter(|e| e.namespace == ns && e.resource == "pods" && e.succeeded()).collect();
+    let creates: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.verb == "create" && e.user == CONTROLLER_USER && e.subresource.is_empty())
+        .map(|(i, _)| i)
+        .collect();
+    let ps_running = events
+        .iter()
+        .position(|e| e.verb == "patch" && e.subresource == "status" && e.name == "dag-ps-0")
+        .ok_or("no status write of dag-ps-0 in the audit log")?;
+    assert_eq!(creates.len(), 2, "two pods created (ps, then worker)");
+    assert!(
+        creates[0] < ps_running && ps_running < creates[1],
+        "ps created, ps Running, then worker created: {creates:?} vs {ps_running}"
+    );
     Ok(())
 }
 
@@ -225,12 +265,19 @@ async fn controller_runs_volcano_jobs_through_their_lifecycle() -> support::Resu
     let admin = server.admin_client().await?;
     install_volcano_crds(&admin).await?;
     apply_scheduler_rbac(&admin).await?;
-    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]).await?;
+    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
+        .await?;
     nodes(&admin, "node", 4, "32", "128Gi").await?;
     let kubelet = Kubelet::start(admin.clone(), None);
-    let mut scheduler = SchedulerProcess::start(server.dir(), "scheduler", &server.scheduler_kubeconfig(), &["--leader-elect=false", "--schedule-period=500ms"])?;
+    let mut scheduler = SchedulerProcess::start(
+        server.dir(),
+        "scheduler",
+        &server.scheduler_kubeconfig(),
+        &["--leader-elect=false", "--schedule-period=500ms"],
+    )?;
     let ctl_args = ["--leader-elect=false", "--kube-api-qps=200", "--kube-api-burst=200", "--max-requeue-num=-1"];
-    let mut controller = SchedulerProcess::start_command("controller", server.dir(), "controller", &server.controllers_kubeconfig(), &ctl_args)?;
+    let mut controller =
+        SchedulerProcess::start_command("controller", server.dir(), "controller", &server.controllers_kubeconfig(), &ctl_args)?;
 
     let results = tokio::join!(
         two_task_job(admin.clone()),
@@ -241,18 +288,21 @@ async fn controller_runs_volcano_jobs_through_their_lifecycle() -> support::Resu
         depends_on_waits(admin.clone()),
     );
     let log = |p: &SchedulerProcess| p.log_text();
+    let dep_ns = results.5.as_ref().map(String::clone).map_err(|e| e.to_string());
     for (name, r) in [
         ("two-task job", results.0),
         ("restart until maxRetry", results.1),
         ("exit code → RestartTask", results.2),
         ("AbortJob / ResumeJob", results.3),
         ("ttlSecondsAfterFinished", results.4),
-        ("dependsOn", results.5),
+        ("dependsOn", results.5.map(|_| ())),
     ] {
         if let Err(e) = r {
             panic!("{name}: {e}\ncontroller log:\n{}", log(&controller));
         }
     }
+
+    check_depends_on_order(&server, &dep_ns?)?;
 
     // Killed mid-job and restarted: the new process neither duplicates nor loses a pod.
     let ns = fresh_namespace(&admin, "ctl-restart").await?;
@@ -262,7 +312,8 @@ async fn controller_runs_volcano_jobs_through_their_lifecycle() -> support::Resu
     let before = pod_uids(&pods(&admin, &ns).await?);
     assert_eq!(before.len(), 6);
     controller.kill();
-    let mut controller = SchedulerProcess::start_command("controller", server.dir(), "controller-2", &server.controllers_kubeconfig(), &ctl_args)?;
+    let mut controller =
+        SchedulerProcess::start_command("controller", server.dir(), "controller-2", &server.controllers_kubeconfig(), &ctl_args)?;
     let done = wait_phase(&admin, &ns, "long", "Completed").await;
     if let Err(e) = done {
         panic!("after restart: {e}\ncontroller log:\n{}", log(&controller));

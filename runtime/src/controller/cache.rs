@@ -114,9 +114,10 @@ impl Cache {
             }
         };
         // A watch event older than what the controller wrote keeps the newer copy.
-        let older = e.job.as_ref().is_some_and(|cur| {
-            cur.metadata.uid == job.metadata.uid && rv(cur).zip(rv(&job)).is_some_and(|(c, n)| n < c)
-        });
+        let older = e
+            .job
+            .as_ref()
+            .is_some_and(|cur| cur.metadata.uid == job.metadata.uid && rv(cur).zip(rv(&job)).is_some_and(|(c, n)| n < c));
         if !older {
             e.job = Some(job.clone());
         }

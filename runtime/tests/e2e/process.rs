@@ -18,7 +18,13 @@ impl SchedulerProcess {
 
     /// Starts `basalt SUBCOMMAND --kubeconfig KUBECONFIG ARGS…` (e.g. `controller`) logging to
     /// `DIR/NAME.log`.
-    pub fn start_command(subcommand: &str, dir: &Path, name: &str, kubeconfig: &Path, args: &[&str]) -> std::io::Result<SchedulerProcess> {
+    pub fn start_command(
+        subcommand: &str,
+        dir: &Path,
+        name: &str,
+        kubeconfig: &Path,
+        args: &[&str],
+    ) -> std::io::Result<SchedulerProcess> {
         let log = dir.join(format!("{name}.log"));
         let err = std::fs::File::create(&log)?;
         let child = Command::new(env!("CARGO_BIN_EXE_basalt"))
