@@ -17,6 +17,7 @@
 //! The core never sees a Kubernetes type: everything goes through `convert`.
 
 pub mod cli;
+pub mod controller;
 pub mod convert;
 pub mod crd;
 pub mod live;

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
 pub mod recording;
+pub mod controller;
 pub mod replay;
 pub mod scheduler;
 pub mod simulate;
@@ -49,6 +50,9 @@ pub enum Command {
     /// Say, for one pod, at each cycle of a flight recording, whether it was pending or bound
     /// and why.
     Explain(recording::ExplainArgs),
+    /// Run as the cluster's Volcano controller-manager: turn `batch.volcano.sh` Jobs into
+    /// PodGroups and pods and drive them through their lifecycle (vc-controller-manager's flags).
+    Controller(Box<controller::ControllerArgs>),
 }
 
 /// Runs a parsed command line; returns the process exit code.
@@ -59,6 +63,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Bench(args) => ExitCode::from(bench::run(&args)),
         Command::Scheduler(args) => ExitCode::from(crate::live::runner::run(&args)),
         Command::Explain(args) => ExitCode::from(recording::explain(&args)),
+        Command::Controller(args) => ExitCode::from(crate::controller::run::run(&args)),
     }
 }
 
@@ -68,6 +73,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let default = match &cli.command {
         Command::Scheduler(a) => a.log_filter(),
+        Command::Controller(a) => a.log_filter(),
         _ => "warn",
     };
     let filter =

@@ -1,15 +1,22 @@
 //! Volcano's custom resources as typed `kube` objects: `scheduling.volcano.sh/v1beta1`
 //! [`PodGroup`] (namespaced, short name `pg`) and [`Queue`] (cluster-scoped, short name `q`,
-//! status subresource).
+//! status subresource), `batch.volcano.sh/v1alpha1` [`Job`] (vcjob) and
+//! `bus.volcano.sh/v1alpha1` [`Command`].
 //!
 //! Field names are Volcano's exactly (camelCase on the wire); every field is optional so
 //! hand-written YAML parses, and defaults are applied by [`crate::convert`], not here. Parts
 //! the scheduler does not read yet (`networkTopology`, `subGroupPolicy`, queue `affinity`) are
 //! kept as opaque JSON so nothing is lost on a read-modify-write.
 
+mod command;
+mod job;
+pub mod manifest;
 mod podgroup;
 mod queue;
 mod schema;
+
+pub use command::{command_crd, Command};
+pub use job::{DependsOn, Job, JobCondition, JobSpec, JobState, JobStatus, LifecyclePolicy, TaskSpec, TaskState, VolumeSpec};
 
 pub use podgroup::{pod_group_crd, PodGroup, PodGroupCondition, PodGroupSpec, PodGroupStatus};
 pub use queue::{ExtendCluster, Guarantee, Queue, QueueSpec, QueueStatus, Reservation};

@@ -665,8 +665,20 @@ fn route(req: &Request<Incoming>, path: &str, ok: impl FnOnce() -> Response<Full
 ///
 /// Errors: a bad address or a failed bind, before anything is served.
 pub async fn serve_metrics(addr: &str, metrics: Arc<Metrics>, shutdown: watch::Receiver<bool>) -> Result<HttpServer, ServeError> {
+    serve_encoded(addr, Arc::new(move || metrics.encode()), shutdown).await
+}
+
+/// Serves `GET /metrics` with the OpenMetrics text `encode` returns (another registry than the
+/// scheduler's, e.g. `basalt controller`'s), as [`serve_metrics`].
+///
+/// Errors: a bad address or a failed bind.
+pub async fn serve_encoded(
+    addr: &str,
+    encode: Arc<dyn Fn() -> String + Send + Sync>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<HttpServer, ServeError> {
     let handler: Handler =
-        Arc::new(move |req| route(req, "/metrics", || text(StatusCode::OK, OPENMETRICS_CONTENT_TYPE, metrics.encode())));
+        Arc::new(move |req| route(req, "/metrics", || text(StatusCode::OK, OPENMETRICS_CONTENT_TYPE, encode())));
     serve(addr, handler, shutdown).await
 }
 

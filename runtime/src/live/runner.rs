@@ -43,19 +43,26 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 ///
 /// Errors: a message naming the file or the failing source.
 pub async fn client_config(args: &SchedulerArgs) -> Result<Config, String> {
-    let mut cfg = if !args.kubeconfig.is_empty() {
-        let kc = Kubeconfig::read_from(&args.kubeconfig).map_err(|e| format!("--kubeconfig {}: {e}", args.kubeconfig))?;
+    client_config_from(&args.kubeconfig, &args.master).await
+}
+
+/// [`client_config`] from the two flags' values (empty = not given), for other commands.
+///
+/// Errors: as [`client_config`].
+pub async fn client_config_from(kubeconfig: &str, master: &str) -> Result<Config, String> {
+    let mut cfg = if !kubeconfig.is_empty() {
+        let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| format!("--kubeconfig {kubeconfig}: {e}"))?;
         Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
             .await
-            .map_err(|e| format!("--kubeconfig {}: {e}", args.kubeconfig))?
+            .map_err(|e| format!("--kubeconfig {kubeconfig}: {e}"))?
     } else {
         match Config::incluster() {
             Ok(c) => c,
             Err(_) => Config::infer().await.map_err(|e| format!("no --kubeconfig, no in-cluster config: {e}"))?,
         }
     };
-    if !args.master.is_empty() {
-        cfg.cluster_url = args.master.parse().map_err(|e| format!("--master {:?}: {e}", args.master))?;
+    if !master.is_empty() {
+        cfg.cluster_url = master.parse().map_err(|e| format!("--master {master:?}: {e}"))?;
     }
     Ok(cfg)
 }

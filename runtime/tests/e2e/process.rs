@@ -13,10 +13,22 @@ pub struct SchedulerProcess {
 impl SchedulerProcess {
     /// Starts `basalt scheduler --kubeconfig KUBECONFIG ARGS…` logging to `DIR/NAME.log`.
     pub fn start(dir: &Path, name: &str, kubeconfig: &Path, args: &[&str]) -> std::io::Result<SchedulerProcess> {
+        Self::start_command("scheduler", dir, name, kubeconfig, args)
+    }
+
+    /// Starts `basalt SUBCOMMAND --kubeconfig KUBECONFIG ARGS…` (e.g. `controller`) logging to
+    /// `DIR/NAME.log`.
+    pub fn start_command(
+        subcommand: &str,
+        dir: &Path,
+        name: &str,
+        kubeconfig: &Path,
+        args: &[&str],
+    ) -> std::io::Result<SchedulerProcess> {
         let log = dir.join(format!("{name}.log"));
         let err = std::fs::File::create(&log)?;
         let child = Command::new(env!("CARGO_BIN_EXE_basalt"))
-            .arg("scheduler")
+            .arg(subcommand)
             .arg(format!("--kubeconfig={}", kubeconfig.display()))
             .args(args)
             .env("RUST_LOG", "basalt_runtime=debug,warn")

@@ -18,6 +18,10 @@ use tokio::task::{JoinHandle, JoinSet};
 /// `Succeeded`. Without it a pod runs until deleted.
 pub const DURATION_ANNOTATION: &str = "basalt.dev/duration-seconds";
 
+/// Pod annotation: the exit code (an integer) the pod's containers end with after
+/// [`DURATION_ANNOTATION`] seconds; non-zero marks the pod `Failed` instead of `Succeeded`.
+pub const EXIT_CODE_ANNOTATION: &str = "basalt.dev/exit-code";
+
 /// A tokio task playing every node's kubelet for pods in one namespace (or all):
 ///
 /// * a pod bound to a node (`spec.nodeName` set) in phase `Pending` (or no phase) is marked
@@ -25,7 +29,8 @@ pub const DURATION_ANNOTATION: &str = "basalt.dev/duration-seconds";
 ///   `Initialized`, `ContainersReady`, `Ready` = True (the scheduler's `PodScheduled` is kept),
 ///   each container `running`;
 /// * if it has annotation [`DURATION_ANNOTATION`], that many seconds later it is marked
-///   `Succeeded` (containers `terminated` with exit code 0, `Ready` = False `PodCompleted`);
+///   `Succeeded` (containers `terminated` with exit code 0, `Ready` = False `PodCompleted`), or
+///   `Failed` with the exit code of [`EXIT_CODE_ANNOTATION`] when that is non-zero;
 /// * a bound pod being deleted (`deletionTimestamp` set) is deleted with `gracePeriodSeconds: 0`,
 ///   as a kubelet does once the containers are gone.
 ///
@@ -138,11 +143,19 @@ async fn run(client: Client, api: Api<Pod>, mut stop: oneshot::Receiver<()>, err
                         continue;
                     }
                 };
+                let exit_code: i32 = match pod.annotations().get(EXIT_CODE_ANNOTATION).map(|t| t.trim().parse()) {
+                    None => 0,
+                    Some(Ok(c)) => c,
+                    Some(Err(e)) => {
+                        record(&errors, format!("kubelet: Pod {ns}/{name}: annotation {EXIT_CODE_ANNOTATION} is not an integer: {e}"));
+                        continue;
+                    }
+                };
                 let errors = errors.clone();
                 completions.spawn(async move {
                     tokio::time::sleep(Duration::from_secs(seconds)).await;
-                    if let Err(e) = mark_succeeded(&pods_api, &pod, &uid).await {
-                        record(&errors, format!("kubelet: marking Pod {ns}/{name} Succeeded: {e}"));
+                    if let Err(e) = mark_finished(&pods_api, &pod, &uid, exit_code).await {
+                        record(&errors, format!("kubelet: marking Pod {ns}/{name} finished (exit code {exit_code}): {e}"));
                     }
                 });
             }
@@ -180,20 +193,21 @@ async fn mark_running(api: &Api<Pod>, pod: &Pod, uid: &str) -> Result<(), kube::
     api.patch_status(&pod.name_any(), &PatchParams::default(), &Patch::Strategic(&patch)).await.map(|_| ())
 }
 
-async fn mark_succeeded(api: &Api<Pod>, pod: &Pod, uid: &str) -> Result<(), kube::Error> {
+async fn mark_finished(api: &Api<Pod>, pod: &Pod, uid: &str, exit_code: i32) -> Result<(), kube::Error> {
     let now = rfc3339_now();
+    let (phase, reason) = if exit_code == 0 { ("Succeeded", "Completed") } else { ("Failed", "Error") };
     let containers: Vec<_> = container_names(pod)
         .into_iter()
         .map(|(name, image)| {
             json!({"name": name, "image": image, "imageID": "", "ready": false, "started": false, "restartCount": 0,
-                   "state": {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": now}}})
+                   "state": {"terminated": {"exitCode": exit_code, "reason": reason, "finishedAt": now}}})
         })
         .collect();
     let cond = |t: &str| json!({"type": t, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now});
     let patch = json!({
         "metadata": {"uid": uid},
         "status": {
-            "phase": "Succeeded",
+            "phase": phase,
             "conditions": [cond("ContainersReady"), cond("Ready")],
             "containerStatuses": containers,
         }

@@ -35,7 +35,7 @@ mod wait;
 
 pub use apiserver::{client_from_kubeconfig, StoppedApiserver, TestApiserver};
 pub use audit::{log_files as audit_log_files, stream as stream_audit, AuditEvent, AuditLog, BindingCounts};
-pub use kubelet::{Kubelet, DURATION_ANNOTATION};
+pub use kubelet::{Kubelet, DURATION_ANNOTATION, EXIT_CODE_ANNOTATION};
 pub use manifests::{apply_manifest, apply_scheduler_rbac, deploy_dir, install_volcano_crds};
 pub use objects::{
     bind_pod, create_node, create_nodes, create_pod, create_pod_group, create_pods, create_priority_class, create_queue,

@@ -1,0 +1,177 @@
+//! `basalt controller`: Volcano's controller-manager replacement, with its flags and defaults
+//! (volcano-behaviour.md §5.5, `cmd/controller-manager/app/options`). Runs the job controller
+//! ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
+
+use crate::live::duration::parse_go_duration;
+use clap::{ArgAction, Args};
+use std::time::Duration;
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_go_duration(s)
+}
+
+/// Arguments of `basalt controller` (vc-controller-manager's flags; defaults are Volcano's).
+#[derive(Debug, Args, Clone)]
+pub struct ControllerArgs {
+    /// kubeconfig file (empty: in-cluster config, then `$KUBECONFIG`/`~/.kube/config`).
+    #[arg(long, value_name = "FILE", default_value = "")]
+    pub kubeconfig: String,
+    /// API server address; overrides the kubeconfig's server.
+    #[arg(long, value_name = "URL", default_value = "")]
+    pub master: String,
+    /// Client-side limit of API requests per second.
+    #[arg(long, value_name = "QPS", default_value_t = 50.0)]
+    pub kube_api_qps: f64,
+    /// Client-side burst above `--kube-api-qps`.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub kube_api_burst: u32,
+    /// Job controller workers; each owns a queue and the jobs hashed to it.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub worker_threads: u32,
+    /// Retries of a failing job request before the job is terminated (−1: unlimited).
+    #[arg(long, value_name = "N", default_value_t = 15, allow_hyphen_values = true)]
+    pub max_requeue_num: i32,
+    /// Scheduler name written into pods that name none, and whose plain pods get PodGroups
+    /// (repeatable; the first is written).
+    #[arg(long = "scheduler-name", value_name = "NAME", default_value = "volcano", action = ArgAction::Append)]
+    pub scheduler_names: Vec<String>,
+    /// Controllers to run (`*` or a comma list; `-name` disables). Only `job-controller` is
+    /// implemented; others named are reported and skipped.
+    #[arg(long, value_name = "LIST", default_value = "*")]
+    pub controllers: String,
+    /// Take part in leader election before acting.
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub leader_elect: bool,
+    /// How long a non-renewed lease is valid.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    pub leader_elect_lease_duration: Duration,
+    /// How long the leader retries renewing before it gives up leading.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub leader_elect_renew_deadline: Duration,
+    /// Time between acquire/renew attempts.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]
+    pub leader_elect_retry_period: Duration,
+    /// Lock kind; only `leases` is supported.
+    #[arg(long, value_name = "KIND", default_value = "leases")]
+    pub leader_elect_resource_lock: String,
+    /// Lease name.
+    #[arg(long, value_name = "NAME", default_value = "vc-controller-manager")]
+    pub leader_elect_resource_name: String,
+    /// Lease namespace.
+    #[arg(long, value_name = "NAMESPACE", default_value = "volcano-system")]
+    pub leader_elect_resource_namespace: String,
+    /// Address of `/metrics`.
+    #[arg(long, value_name = "ADDR", default_value = ":8081")]
+    pub listen_address: String,
+    /// Serve metrics on `--listen-address`.
+    #[arg(long, value_name = "BOOL", default_value_t = false, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub enable_metrics: bool,
+    /// Address of `/healthz`.
+    #[arg(long, value_name = "ADDR", default_value = ":11251")]
+    pub healthz_address: String,
+    /// Serve `/healthz` on `--healthz-address`.
+    #[arg(long, value_name = "BOOL", default_value_t = false, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub enable_healthz: bool,
+    /// Accepted for compatibility; Basalt's PodGroup controller is not implemented.
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub inherit_owner_annotations: bool,
+    /// Accepted for compatibility (no effect).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub worker_threads_for_podgroup: u32,
+    /// Accepted for compatibility (no effect).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub worker_threads_for_queue: u32,
+    /// Accepted for compatibility (no effect: the TTL collector is one task).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub worker_threads_for_gc: u32,
+    /// Accepted for compatibility (no effect).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub worker_threads_for_cronjob: u32,
+    /// klog verbosity: 0–3 info, 4 debug, 5+ trace (`RUST_LOG` overrides).
+    #[arg(short = 'v', long = "v", value_name = "LEVEL", default_value_t = 0)]
+    pub verbosity: u8,
+}
+
+impl ControllerArgs {
+    /// The `tracing` filter `-v` asks for.
+    pub fn log_filter(&self) -> &'static str {
+        match self.verbosity {
+            0..=3 => "info",
+            4 => "debug",
+            _ => "trace",
+        }
+    }
+
+    /// Checks values clap cannot: workers ≥ 1, `--max-requeue-num` ≥ −1, positive QPS.
+    ///
+    /// Errors: the flag and why.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.worker_threads == 0 {
+            return Err("--worker-threads must be at least 1".into());
+        }
+        if self.max_requeue_num < -1 {
+            return Err(format!("--max-requeue-num {}: must be −1 (unlimited) or ≥ 0", self.max_requeue_num));
+        }
+        if self.kube_api_qps.is_nan() || self.kube_api_qps <= 0.0 {
+            return Err(format!("--kube-api-qps {}: must be positive", self.kube_api_qps));
+        }
+        if self.leader_elect_resource_lock != "leases" {
+            return Err(format!(
+                "--leader-elect-resource-lock {:?}: only \"leases\" is supported",
+                self.leader_elect_resource_lock
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `--controllers` enables `name` (Volcano's syntax: `*`, names, `-name`).
+    pub fn controller_enabled(&self, name: &str) -> bool {
+        let items: Vec<&str> = self.controllers.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        if items.iter().any(|i| i.strip_prefix('-') == Some(name)) {
+            return false;
+        }
+        items.iter().any(|i| *i == name || *i == "*")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: ControllerArgs,
+    }
+
+    #[test]
+    fn volcano_defaults_and_spellings() {
+        let a = T::parse_from(["t"]).a;
+        assert_eq!((a.worker_threads, a.max_requeue_num, a.kube_api_qps, a.kube_api_burst), (3, 15, 50.0, 100));
+        assert_eq!(a.scheduler_names, vec!["volcano".to_string()]);
+        assert!(a.leader_elect);
+        assert_eq!(a.leader_elect_resource_name, "vc-controller-manager");
+        let a = T::parse_from(["t", "--worker-threads=5", "--max-requeue-num=-1", "--leader-elect=false", "-v=4"]).a;
+        assert_eq!((a.worker_threads, a.max_requeue_num, a.leader_elect, a.log_filter()), (5, -1, false, "debug"));
+        assert!(a.validate().is_ok());
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let a = T::parse_from(["t", "--worker-threads=0"]).a;
+        assert_eq!(a.validate().unwrap_err(), "--worker-threads must be at least 1");
+        let a = T::parse_from(["t", "--max-requeue-num=-2"]).a;
+        assert!(a.validate().unwrap_err().starts_with("--max-requeue-num -2"));
+    }
+
+    #[test]
+    fn controllers_list() {
+        let mut a = T::parse_from(["t"]).a;
+        assert!(a.controller_enabled("job-controller"));
+        a.controllers = "*,-job-controller".into();
+        assert!(!a.controller_enabled("job-controller"));
+        a.controllers = "queue-controller".into();
+        assert!(!a.controller_enabled("job-controller"));
+    }
+}

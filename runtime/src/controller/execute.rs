@@ -1,0 +1,373 @@
+//! Carrying out one request against the API server (Volcano's `processNextReq`, `killJob`,
+//! `syncJob`; volcano-behaviour.md §5.1): policies give the action, the state machine gives the
+//! step, this module deletes and creates pods and the PodGroup and writes the Job's status, then
+//! stores what it wrote in the cache so the next request sees it.
+
+use super::build;
+use super::cache::{key, Cache};
+use super::defaults::JobFacts;
+use super::keys;
+use super::metrics::ControllerMetrics;
+use super::plan::{self, PodView};
+use super::policy::apply_policies;
+use super::queue::WorkQueue;
+use super::request::{Action, Event, Phase, Request};
+use super::state::{self, Op, Retain, Target};
+use crate::crd::{Job, JobCondition, JobStatus, PodGroup};
+use crate::live::limiter::RateLimiter;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::Client;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::task::AbortHandle;
+
+/// Pods created or deleted at once by one request.
+const API_CONCURRENCY: usize = 16;
+
+/// What the workers share.
+pub struct Context {
+    /// The API client.
+    pub client: Client,
+    /// The cache the watches feed.
+    pub cache: Arc<Cache>,
+    /// Client-side rate limit of every API call (`--kube-api-qps`, `--kube-api-burst`).
+    pub limiter: Arc<RateLimiter>,
+    /// Metrics.
+    pub metrics: Arc<ControllerMetrics>,
+    /// One queue per worker.
+    pub queues: Vec<WorkQueue>,
+    /// `--max-requeue-num` (−1: unlimited).
+    pub max_requeue: i32,
+    /// Delayed policy actions by pod UID: (event that scheduled it, its task).
+    pub delayed: Mutex<HashMap<String, Vec<(Event, AbortHandle)>>>,
+}
+
+impl Context {
+    /// Queues `r` on its job's worker.
+    pub fn enqueue(&self, r: Request) {
+        let w = super::queue::worker_of(&r.key(), self.queues.len());
+        self.queues[w].add(r);
+    }
+}
+
+/// An API error or bad input met while processing a request; the request is retried.
+pub type ExecError = String;
+
+fn is_status(e: &kube::Error, code: u16) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == code)
+}
+
+/// Formats `d` as a Go `time.Duration` string (`1h2m3s`, `3.5s`, `0s`).
+pub fn go_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    let (h, m, s, frac) = (ms / 3_600_000, (ms / 60_000) % 60, (ms / 1000) % 60, ms % 1000);
+    let secs = if frac == 0 { format!("{s}s") } else { format!("{s}.{}s", format!("{frac:03}").trim_end_matches('0')) };
+    match (h, m) {
+        (0, 0) => secs,
+        (0, m) => format!("{m}m{secs}"),
+        (h, m) => format!("{h}h{m}m{secs}"),
+    }
+}
+
+/// Cancels delayed actions that `r` makes moot (Volcano): a pod's later non-pending event
+/// cancels its `PodPending` delay; `PodRunning` cancels its `PodFailed`/`PodEvicted` delays.
+fn cancel_delays(ctx: &Context, r: &Request) {
+    let Some(uid) = r.pod_uid.as_deref() else { return };
+    let mut d = ctx.delayed.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(list) = d.get_mut(uid) else { return };
+    list.retain(|(ev, h)| {
+        let cancel = (*ev == Event::PodPending && r.event != Event::PodPending)
+            || (matches!(ev, Event::PodFailed | Event::PodEvicted) && r.event == Event::PodRunning);
+        if cancel {
+            h.abort();
+        }
+        !cancel
+    });
+    if list.is_empty() {
+        d.remove(uid);
+    }
+}
+
+/// Processes one request to the end: `Ok` when done (or nothing to do), `Err` to retry.
+pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
+    let Some(entry) = ctx.cache.get(&req.key()) else { return Ok(()) };
+    let Some(job) = entry.job else { return Ok(()) };
+    if job.metadata.deletion_timestamp.is_some() {
+        return Ok(());
+    }
+    cancel_delays(ctx, req);
+    let decision = apply_policies(&job, req).map_err(|e| e.to_string())?;
+    if let Some(delay) = decision.delay {
+        let mut later = req.clone();
+        later.action = Some(decision.action);
+        let q = ctx.queues[super::queue::worker_of(&req.key(), ctx.queues.len())].clone();
+        let h = tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            q.add(later);
+        })
+        .abort_handle();
+        if let Some(uid) = req.pod_uid.clone() {
+            ctx.delayed.lock().unwrap_or_else(|p| p.into_inner()).entry(uid).or_default().push((req.event, h));
+        }
+        return Ok(());
+    }
+    let action = decision.action;
+    ctx.metrics.record_request(action);
+    let phase = state::phase_of(job.status.as_ref());
+    let target = match action {
+        Action::RestartTask | Action::RestartPartition => req.task_name.clone().map(Target::Task),
+        Action::RestartPod => req.pod_name.clone().map(Target::Pod),
+        _ => None,
+    };
+    let mut views: BTreeMap<String, PodView> =
+        entry.pods.values().map(|p| (p.metadata.name.clone().unwrap_or_default(), PodView::of(p))).collect();
+    let has_live = views.values().any(|v| !v.deleting);
+    let step = state::step(phase, action, target, has_live);
+    tracing::debug!(job = %req.key(), event = req.event.as_str(), %action, %phase, op = ?step.op, "request");
+    let facts = JobFacts::of(&job);
+    let old_status = job.status.clone().unwrap_or_default();
+    let mut status = old_status.clone();
+    let mut errors = Vec::new();
+    match &step.op {
+        Op::Kill { target, retain } => {
+            let mut retain = *retain;
+            if *target == Target::Job {
+                status.version += 1;
+                // On the last retry a whole-job kill keeps finished pods (their logs).
+                if retain == Retain::None && status.retry_count >= facts.max_retry - 1 {
+                    retain = Retain::Soft;
+                }
+            }
+            let names = plan::plan_kill(&views, target, retain);
+            for (name, r) in delete_pods(ctx, &job, &entry.pods, &names).await {
+                match r {
+                    Ok(()) => {
+                        if let Some(v) = views.get_mut(&name) {
+                            v.deleting = true;
+                        }
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+            if *target == Target::Job {
+                if let Err(e) = delete_pod_group(ctx, &job).await {
+                    errors.push(e);
+                }
+            }
+        }
+        Op::Sync => {
+            if old_status.state.phase.as_deref().unwrap_or("").is_empty() {
+                status.state.phase = Some(Phase::Pending.as_str().into());
+            }
+            let mut pg_phase = entry.pod_group.as_ref().and_then(|pg| pg.status.as_ref()).and_then(|s| s.phase.clone());
+            if entry.pod_group.is_none() && matches!(phase, Phase::Pending | Phase::Running) {
+                match create_pod_group(ctx, &job).await {
+                    Ok(Some(pg)) => {
+                        pg_phase = pg.status.as_ref().and_then(|s| s.phase.clone());
+                        ctx.cache.apply_pod_group(pg);
+                    }
+                    Ok(None) => {}
+                    Err(e) => errors.push(e),
+                }
+            }
+            let sync = plan::plan_sync(&job, &facts, &views, pg_phase.as_deref());
+            let mut built = Vec::new();
+            for (ti, i) in &sync.create {
+                match build::pod(&job, *ti, *i) {
+                    Ok(p) => built.push(p),
+                    Err(e) => errors.push(e.to_string()),
+                }
+            }
+            for r in create_pods(ctx, built).await {
+                match r {
+                    Ok(p) => {
+                        let v = PodView::of(&p);
+                        ctx.cache.store_pod(p);
+                        views.insert(v.name.clone(), v);
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+            for (name, r) in delete_pods(ctx, &job, &entry.pods, &sync.delete).await {
+                match r {
+                    Ok(()) => {
+                        if let Some(v) = views.get_mut(&name) {
+                            v.deleting = true;
+                        }
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+    }
+    plan::recount(&facts, views.values(), &mut status);
+    let entered = step.rule.apply(&facts, &mut status);
+    let now = Timestamp::now();
+    if entered.is_some() || old_status.state.phase != status.state.phase {
+        status.state.last_transition_time = Some(now.to_string());
+        status.conditions.push(JobCondition { status: status.state.phase.clone(), last_transition_time: Some(now.to_string()) });
+        if let Some(p) = entered {
+            ctx.metrics.record_phase(p);
+        }
+    }
+    if status != old_status {
+        status.running_duration = running_duration(&job, &status, now);
+        write_status(ctx, &job, status).await?;
+    }
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e);
+    }
+    Ok(())
+}
+
+fn running_duration(job: &Job, status: &JobStatus, now: Timestamp) -> Option<String> {
+    let created = job.metadata.creation_timestamp.as_ref()?.0;
+    let phase = state::phase_of(Some(status));
+    let end = if phase.is_finished() {
+        status.state.last_transition_time.as_deref().and_then(|t| t.parse::<Timestamp>().ok()).unwrap_or(now)
+    } else {
+        now
+    };
+    let ms = end.as_millisecond().saturating_sub(created.as_millisecond()).max(0);
+    Some(go_duration(Duration::from_millis(ms as u64)))
+}
+
+async fn write_status(ctx: &Context, job: &Job, status: JobStatus) -> Result<(), ExecError> {
+    let (ns, name) = (job.metadata.namespace.clone().unwrap_or_default(), job.metadata.name.clone().unwrap_or_default());
+    let api: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
+    let mut updated = job.clone();
+    updated.status = Some(status);
+    ctx.limiter.acquire().await;
+    ctx.metrics.record_api("update_job_status");
+    match api.replace_status(&name, &PostParams::default(), &updated).await {
+        Ok(j) => {
+            ctx.cache.store_job(j);
+            Ok(())
+        }
+        Err(e) => Err(format!("Job {ns}/{name}: updating status: {e}")),
+    }
+}
+
+async fn create_pod_group(ctx: &Context, job: &Job) -> Result<Option<PodGroup>, ExecError> {
+    let pg = build::pod_group(job).map_err(|e| e.to_string())?;
+    let ns = job.metadata.namespace.clone().unwrap_or_default();
+    let api: Api<PodGroup> = Api::namespaced(ctx.client.clone(), &ns);
+    ctx.limiter.acquire().await;
+    ctx.metrics.record_api("create_podgroup");
+    match api.create(&PostParams::default(), &pg).await {
+        Ok(pg) => Ok(Some(pg)),
+        Err(e) if is_status(&e, 409) => Ok(None),
+        Err(e) => Err(format!("Job {}: creating PodGroup {}: {e}", build::job_key(job), pg.metadata.name.unwrap_or_default())),
+    }
+}
+
+async fn delete_pod_group(ctx: &Context, job: &Job) -> Result<(), ExecError> {
+    let name = build::pod_group_name(job).map_err(|e| e.to_string())?;
+    let ns = job.metadata.namespace.clone().unwrap_or_default();
+    let api: Api<PodGroup> = Api::namespaced(ctx.client.clone(), &ns);
+    let k = key(&ns, job.metadata.name.as_deref().unwrap_or_default());
+    if ctx.cache.get(&k).and_then(|e| e.pod_group).is_none() {
+        return Ok(());
+    }
+    ctx.limiter.acquire().await;
+    ctx.metrics.record_api("delete_podgroup");
+    match api.delete(&name, &DeleteParams::default()).await {
+        Ok(_) => {
+            ctx.cache.forget_pod_group(&k);
+            Ok(())
+        }
+        Err(e) if is_status(&e, 404) => {
+            ctx.cache.forget_pod_group(&k);
+            Ok(())
+        }
+        Err(e) => Err(format!("Job {k}: deleting PodGroup {name}: {e}")),
+    }
+}
+
+async fn create_pods(ctx: &Context, pods: Vec<Pod>) -> Vec<Result<Pod, ExecError>> {
+    use futures::StreamExt;
+    futures::stream::iter(pods)
+        .map(|p| async move {
+            let ns = p.metadata.namespace.clone().unwrap_or_default();
+            let name = p.metadata.name.clone().unwrap_or_default();
+            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+            ctx.limiter.acquire().await;
+            ctx.metrics.record_api("create_pod");
+            match api.create(&PostParams::default(), &p).await {
+                Ok(p) => Ok(p),
+                Err(e) if is_status(&e, 409) => Err(format!("Pod {ns}/{name}: exists already (waiting for the cache)")),
+                Err(e) => Err(format!("Pod {ns}/{name}: creating: {e}")),
+            }
+        })
+        .buffer_unordered(API_CONCURRENCY)
+        .collect()
+        .await
+}
+
+/// Marks each pod `volcano.sh/controller-out-of-sync: "true"` (so its deletion is not taken for
+/// an eviction), then deletes it; a pod already gone counts as deleted.
+async fn delete_pods(
+    ctx: &Context,
+    job: &Job,
+    pods: &BTreeMap<String, Pod>,
+    names: &[String],
+) -> Vec<(String, Result<(), ExecError>)> {
+    use futures::StreamExt;
+    let ns = job.metadata.namespace.clone().unwrap_or_default();
+    futures::stream::iter(names.to_vec())
+        .map(|name| {
+            let ns = ns.clone();
+            let pod = pods.get(&name).cloned();
+            async move {
+                let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+                let patch = serde_json::json!({"metadata": {"annotations": {keys::OUT_OF_SYNC: "true"}}});
+                ctx.limiter.acquire().await;
+                ctx.metrics.record_api("patch_pod");
+                let r = match api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+                    Ok(_) => {
+                        ctx.limiter.acquire().await;
+                        ctx.metrics.record_api("delete_pod");
+                        match api.delete(&name, &DeleteParams::default()).await {
+                            Ok(_) => Ok(()),
+                            Err(e) if is_status(&e, 404) => Ok(()),
+                            Err(e) => Err(format!("Pod {ns}/{name}: deleting: {e}")),
+                        }
+                    }
+                    Err(e) if is_status(&e, 404) => Ok(()),
+                    Err(e) => Err(format!("Pod {ns}/{name}: marking out of sync: {e}")),
+                };
+                if r.is_ok() {
+                    if let Some(mut p) = pod {
+                        p.metadata.deletion_timestamp.get_or_insert(Time(Timestamp::now()));
+                        p.metadata
+                            .annotations
+                            .get_or_insert_with(Default::default)
+                            .insert(keys::OUT_OF_SYNC.into(), "true".into());
+                        ctx.cache.store_pod(p);
+                    }
+                }
+                (name, r)
+            }
+        })
+        .buffer_unordered(API_CONCURRENCY)
+        .collect()
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(go_duration(Duration::ZERO), "0s");
+        assert_eq!(go_duration(Duration::from_millis(3500)), "3.5s");
+        assert_eq!(go_duration(Duration::from_secs(125)), "2m5s");
+        assert_eq!(go_duration(Duration::from_secs(3723)), "1h2m3s");
+        assert_eq!(go_duration(Duration::from_secs(3600)), "1h0m0s");
+    }
+}

@@ -1,0 +1,389 @@
+//! The `basalt controller` process: client, leader election (Lease `vc-controller-manager` in
+//! `volcano-system`, as Volcano's controller-manager), watches of Jobs, the controller's pods
+//! (label `volcano.sh/job-name`), PodGroups and Commands feeding the [`Cache`], then
+//! `--worker-threads` workers, each draining its own [`WorkQueue`] once every watch has listed;
+//! `/metrics` and `/healthz`; stops on SIGTERM/SIGINT or when leadership is lost.
+
+use super::cache::Cache;
+use super::execute::{process, Context};
+use super::gc::TtlCollector;
+use super::metrics::ControllerMetrics;
+use super::queue::WorkQueue;
+use super::request::{Action, Event, Request};
+use crate::cli::controller::ControllerArgs;
+use crate::crd::{Command, Job, PodGroup};
+use crate::live::leader::{self, LeaderConfig, Leadership};
+use crate::live::limiter::RateLimiter;
+use crate::live::metrics::{serve_encoded, serve_healthz, HealthCheck};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams};
+use kube::runtime::watcher::{self, watcher, Event as WEvent};
+use kube::runtime::WatchStreamExt;
+use kube::Client;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
+
+/// Exit code: stopped by a signal.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: a fatal runtime error (no API server, lost leadership).
+pub const EXIT_FATAL: u8 = 1;
+/// Exit code: a flag is invalid.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// The watches a worker waits for before its first request.
+const WATCHES: usize = 4;
+
+/// Runs `basalt controller` to completion; returns the exit code.
+pub fn run(args: &ControllerArgs) -> u8 {
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    rt.block_on(run_async(args.clone()))
+}
+
+/// Counts the watches that finished their first list and wakes the workers when all have.
+#[derive(Default)]
+struct Synced {
+    done: AtomicUsize,
+    notify: Notify,
+}
+
+impl Synced {
+    fn mark(&self) {
+        self.done.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+    async fn wait(&self, n: usize) {
+        loop {
+            let notified = self.notify.notified();
+            if self.done.load(Ordering::SeqCst) >= n {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+async fn run_async(args: ControllerArgs) -> u8 {
+    if let Err(e) = args.validate() {
+        eprintln!("error: {e}");
+        return EXIT_BAD_INPUT;
+    }
+    if !args.controller_enabled("job-controller") {
+        eprintln!("error: --controllers {:?} disables job-controller, the only controller Basalt implements", args.controllers);
+        return EXIT_BAD_INPUT;
+    }
+    for c in [
+        "pg-controller",
+        "queue-controller",
+        "jobflow-controller",
+        "jobtemplate-controller",
+        "cronjob-controller",
+        "hypernode-controller",
+    ] {
+        if args.controllers.split(',').any(|i| i.trim() == c) {
+            tracing::warn!("--controllers names {c}, which Basalt does not implement; skipped");
+        }
+    }
+    let identity = match leader::default_identity() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    let lease = LeaderConfig {
+        namespace: args.leader_elect_resource_namespace.clone(),
+        name: args.leader_elect_resource_name.clone(),
+        identity: identity.clone(),
+        lease_duration: args.leader_elect_lease_duration,
+        renew_deadline: args.leader_elect_renew_deadline,
+        retry_period: args.leader_elect_retry_period,
+    };
+    if args.leader_elect {
+        if let Err(e) = lease.validate() {
+            eprintln!("error: leader election flags: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    }
+    let mut cfg = match crate::live::runner::client_config_from(&args.kubeconfig, &args.master).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    let ua = format!("basalt-controller/{} ({identity})", env!("CARGO_PKG_VERSION"));
+    if let Ok(v) = http::HeaderValue::from_str(&ua) {
+        cfg.headers.push((http::header::USER_AGENT, v));
+    }
+    let client = match Client::try_from(cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot build the API client: {e}");
+            return EXIT_FATAL;
+        }
+    };
+    let metrics = Arc::new(ControllerMetrics::new());
+    let (http_stop_tx, http_stop) = tokio::sync::watch::channel(false);
+    let mut servers = Vec::new();
+    if args.enable_metrics {
+        let m = metrics.clone();
+        match serve_encoded(&args.listen_address, Arc::new(move || m.encode()), http_stop.clone()).await {
+            Ok(s) => servers.push(s),
+            Err(e) => {
+                eprintln!("error: --listen-address: {e}");
+                return EXIT_FATAL;
+            }
+        }
+    }
+    let synced = Arc::new(Synced::default());
+    if args.enable_healthz {
+        let s = synced.clone();
+        let health: HealthCheck = Arc::new(move || {
+            let n = s.done.load(Ordering::SeqCst);
+            if n >= WATCHES {
+                Ok(())
+            } else {
+                Err(format!("{n} of {WATCHES} watches listed"))
+            }
+        });
+        match serve_healthz(&args.healthz_address, health, http_stop.clone()).await {
+            Ok(s) => servers.push(s),
+            Err(e) => {
+                eprintln!("error: --healthz-address: {e}");
+                return EXIT_FATAL;
+            }
+        }
+    }
+
+    let leadership = if args.leader_elect {
+        tokio::select! {
+            l = leader::acquire(client.clone(), lease) => match l {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("error: leader election: {e}");
+                    return EXIT_FATAL;
+                }
+            },
+            _ = wait_for_signal() => return EXIT_OK,
+        }
+    } else {
+        Leadership::unelected()
+    };
+    metrics.set_leader(true);
+    let lost = leadership.lost();
+
+    let cache = Arc::new(Cache::default());
+    let limiter = Arc::new(RateLimiter::new(args.kube_api_qps, args.kube_api_burst));
+    let queues: Vec<WorkQueue> = (0..args.worker_threads).map(|_| WorkQueue::default()).collect();
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        cache: cache.clone(),
+        limiter: limiter.clone(),
+        metrics: metrics.clone(),
+        queues,
+        max_requeue: args.max_requeue_num,
+        delayed: Mutex::new(HashMap::new()),
+    });
+    let ttl = TtlCollector::new(client.clone(), cache.clone(), limiter.clone(), metrics.clone());
+    let mut tasks = vec![
+        tokio::spawn(watch_jobs(client.clone(), ctx.clone(), ttl, synced.clone())),
+        tokio::spawn(watch_pods(client.clone(), ctx.clone(), synced.clone())),
+        tokio::spawn(watch_pod_groups(client.clone(), ctx.clone(), synced.clone())),
+        tokio::spawn(watch_commands(client.clone(), ctx.clone(), synced.clone())),
+    ];
+    for w in 0..ctx.queues.len() {
+        tasks.push(tokio::spawn(worker(ctx.clone(), w, synced.clone())));
+    }
+    tracing::info!(workers = args.worker_threads, identity = %identity, leader_elect = args.leader_elect, "basalt controller started");
+    let code = tokio::select! {
+        _ = wait_for_signal() => EXIT_OK,
+        _ = lost => {
+            tracing::error!("lost the leader lease: stopping");
+            metrics.set_leader(false);
+            EXIT_FATAL
+        }
+    };
+    for t in tasks {
+        t.abort();
+    }
+    leadership.release().await;
+    let _ = http_stop_tx.send(true);
+    drop(servers);
+    code
+}
+
+async fn worker(ctx: Arc<Context>, w: usize, synced: Arc<Synced>) {
+    synced.wait(WATCHES).await;
+    let q = ctx.queues[w].clone();
+    loop {
+        let r = q.next().await;
+        match process(&ctx, &r).await {
+            Ok(()) => q.forget(&r),
+            Err(e) => {
+                ctx.metrics.record_error();
+                let n = q.failures(&r);
+                if ctx.max_requeue >= 0 && n >= ctx.max_requeue as u32 {
+                    tracing::warn!(job = %r.key(), "{e}; retried {n} times (--max-requeue-num): terminating the job");
+                    q.forget(&r);
+                    let mut t = Request::job(&r.namespace, &r.job_name, Event::OutOfSync);
+                    t.action = Some(Action::TerminateJob);
+                    q.add(t);
+                } else {
+                    tracing::debug!(job = %r.key(), "{e}; retrying");
+                    q.add_rate_limited(r);
+                }
+            }
+        }
+    }
+}
+
+async fn watch_jobs(client: Client, ctx: Arc<Context>, ttl: Arc<TtlCollector>, synced: Arc<Synced>) {
+    let api: Api<Job> = Api::all(client);
+    let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
+    let mut first = true;
+    while let Some(ev) = s.next().await {
+        match ev {
+            Ok(WEvent::Apply(j) | WEvent::InitApply(j)) => {
+                ttl.observe(&j);
+                let k = super::cache::key(
+                    j.metadata.namespace.as_deref().unwrap_or_default(),
+                    j.metadata.name.as_deref().unwrap_or_default(),
+                );
+                if !j.spec.plugins.is_empty() && ctx.cache.get(&k).and_then(|e| e.watched).is_none() {
+                    let names: Vec<&String> = j.spec.plugins.keys().collect();
+                    tracing::warn!(job = %k, "Job {k}: spec.plugins {names:?}: job plugins are not implemented in Basalt yet; the job runs without them");
+                }
+                if let Some(r) = ctx.cache.apply_job(j) {
+                    ctx.enqueue(r);
+                }
+            }
+            Ok(WEvent::Delete(j)) => ctx.cache.delete_job(&j),
+            Ok(WEvent::InitDone) if first => {
+                first = false;
+                synced.mark();
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("Job watch failed (retrying with backoff): {e}"),
+        }
+    }
+}
+
+async fn watch_pods(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) {
+    let api: Api<Pod> = Api::all(client);
+    let cfg = watcher::Config::default().labels(super::keys::JOB_NAME);
+    let mut s = watcher(api, cfg).default_backoff().boxed();
+    let mut first = true;
+    while let Some(ev) = s.next().await {
+        let r = match ev {
+            Ok(WEvent::Apply(p) | WEvent::InitApply(p)) => ctx.cache.apply_pod(p),
+            Ok(WEvent::Delete(p)) => ctx.cache.delete_pod(&p),
+            Ok(WEvent::InitDone) if first => {
+                first = false;
+                synced.mark();
+                None
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!("Pod watch failed (retrying with backoff): {e}");
+                None
+            }
+        };
+        if let Some(r) = r {
+            ctx.enqueue(r);
+        }
+    }
+}
+
+async fn watch_pod_groups(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) {
+    let api: Api<PodGroup> = Api::all(client);
+    let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
+    let mut first = true;
+    while let Some(ev) = s.next().await {
+        let r = match ev {
+            Ok(WEvent::Apply(p) | WEvent::InitApply(p)) => ctx.cache.apply_pod_group(p),
+            Ok(WEvent::Delete(p)) => ctx.cache.delete_pod_group(&p),
+            Ok(WEvent::InitDone) if first => {
+                first = false;
+                synced.mark();
+                None
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!("PodGroup watch failed (retrying with backoff): {e}");
+                None
+            }
+        };
+        if let Some(r) = r {
+            ctx.enqueue(r);
+        }
+    }
+}
+
+/// Commands naming a Job: deleted first (so each is acted on once), then queued as a
+/// `CommandIssued` request with the Command's action. Commands for other kinds are left alone.
+async fn watch_commands(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) {
+    let api: Api<Command> = Api::all(client.clone());
+    let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
+    let mut first = true;
+    while let Some(ev) = s.next().await {
+        let cmd = match ev {
+            Ok(WEvent::Apply(c) | WEvent::InitApply(c)) => c,
+            Ok(WEvent::InitDone) if first => {
+                first = false;
+                synced.mark();
+                continue;
+            }
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::warn!("Command watch failed (retrying with backoff): {e}");
+                continue;
+            }
+        };
+        let Some(target) = cmd.target.as_ref().filter(|t| t.kind == "Job") else { continue };
+        let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { continue };
+        let text = cmd.action.clone().unwrap_or_default();
+        let Some(action) = Action::parse(&text) else {
+            tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not a Volcano action; ignored");
+            continue;
+        };
+        let capi: Api<Command> = Api::namespaced(client.clone(), &ns);
+        ctx.limiter.acquire().await;
+        ctx.metrics.record_api("delete_command");
+        match capi.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => {
+                tracing::warn!(command = %format!("{ns}/{name}"), "deleting Command: {e}");
+                continue;
+            }
+        }
+        let mut r = Request::job(&ns, &target.name, Event::CommandIssued);
+        r.action = Some(action);
+        r.job_uid = Some(target.uid.clone()).filter(|u| !u.is_empty());
+        ctx.enqueue(r);
+    }
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
