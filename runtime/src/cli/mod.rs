@@ -6,8 +6,8 @@
 pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
-pub mod recording;
 pub mod controller;
+pub mod recording;
 pub mod replay;
 pub mod scheduler;
 pub mod simulate;

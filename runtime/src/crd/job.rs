@@ -20,6 +20,8 @@ fn is_zero(v: &i32) -> bool {
 }
 
 /// `Job.spec`.
+// kube's derive takes one `printcolumn(..)` per column; clippy reads the repeated keys as duplicates.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "batch.volcano.sh",
