@@ -55,7 +55,7 @@ fn the_cycle_observer_sees_each_plugin_open_and_close_in_tier_order() {
     use basalt_core::conf::ActionKind;
     use basalt_core::scheduler::{run_cycle_observed, CyclePhase};
     let conf = SchedulerConf::parse(
-        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: capacity\n- plugins:\n  - name: proportion\n",
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: sla\n- plugins:\n  - name: proportion\n",
     )
     .unwrap()
     .0;
@@ -77,7 +77,7 @@ fn the_cycle_observer_sees_each_plugin_open_and_close_in_tier_order() {
             PluginClosed("proportion"),
             Closed,
         ],
-        "capacity is not in the registry: no phase of its own"
+        "sla is not in the registry: no phase of its own"
     );
     assert_eq!(d, basalt_core::run_cycle(&c, &conf, &CycleOptions::default()), "observing changes nothing");
 }
