@@ -299,7 +299,8 @@ async fn bind_response_dropped() -> support::Result<()> {
         let evs = e2e::events(&rig.admin, &rig.ns).await?;
         let scheduled: Vec<String> = evs
             .iter()
-            .filter(|e| e.reason.as_deref() == Some("Scheduled"))
+            // Pods' events only: a PodGroup that becomes Running gets a `Scheduled` event too.
+            .filter(|e| e.reason.as_deref() == Some("Scheduled") && e.involved_object.kind.as_deref() == Some("Pod"))
             .filter_map(|e| e.involved_object.name.clone())
             .collect();
         Ok((scheduled.len() >= pods.len()).then_some(scheduled))
