@@ -25,6 +25,7 @@ use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use support::{
     apply_scheduler_rbac, bind_pod, create_node, create_pod, create_pod_group, fresh_namespace, install_volcano_crds, pod_group,
     TestApiserver, TestNode, TestPod,
@@ -154,7 +155,7 @@ async fn eviction_and_pod_group_conflict_are_written_as_volcano_does() -> suppor
     let codes: Vec<(String, u16)> = puts.events().iter().map(|e| (e.verb.clone(), e.code)).collect();
     assert_eq!(codes, vec![("update".into(), 409), ("get".into(), 200), ("update".into(), 200)]);
 
-    // --- Events wait for outstanding binds; other writes do not.
+    // --- Events and reporting PodGroup updates wait for outstanding binds; `Inqueue` does not.
     let binds = Arc::new(AtomicUsize::new(1));
     let cfg = WriterConfig { binds_outstanding: Some(binds.clone()), ..WriterConfig::default() };
     let (tx, rx) = mpsc::unbounded_channel();
@@ -170,16 +171,29 @@ async fn eviction_and_pod_group_conflict_are_written_as_volcano_does() -> suppor
         uid: now.uid().unwrap_or_default(),
     };
     tx.send(Write::Event { involved, type_: "Normal", reason: "Scheduled".into(), message: "pod group is ready".into() })?;
-    let mut again = groups.get("contended").await?;
-    again.data["status"]["phase"] = "Completed".into();
-    tx.send(Write::PodGroup(Box::new(again)))?;
+    let mut inqueue = groups.get("contended").await?;
+    inqueue.data["status"]["phase"] = "Inqueue".into();
+    tx.send(Write::PodGroup(Box::new(inqueue)))?;
     let first = done_rx.recv().await.ok_or("a result")?;
-    assert_eq!(first.kind, "podgroup", "the PodGroup write queued after the event is not held up by it");
+    assert_eq!(first.kind, "podgroup", "the Inqueue write queued after the event is not held up by it");
     assert!(first.outcome.is_ok(), "{:?}", first.outcome);
-    assert!(done_rx.try_recv().is_err(), "the event still waits for the outstanding bind");
+    assert_eq!(groups.get("contended").await?.data["status"]["phase"], "Inqueue");
+    let mut running = groups.get("contended").await?;
+    running.data["status"]["phase"] = "Running".into();
+    tx.send(Write::PodGroup(Box::new(running)))?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(done_rx.try_recv().is_err(), "the event and the Running update still wait for the outstanding bind");
+    assert_eq!(groups.get("contended").await?.data["status"]["phase"], "Inqueue", "the Running update is not written yet");
     binds.store(0, Ordering::Relaxed);
-    let second = done_rx.recv().await.ok_or("the event's result")?;
-    assert_eq!((second.kind, second.outcome.is_ok()), ("event", true), "{:?}", second.outcome);
+    let mut rest = Vec::new();
+    for _ in 0..2 {
+        let r = done_rx.recv().await.ok_or("a deferred write's result")?;
+        assert!(r.outcome.is_ok(), "{}: {:?}", r.kind, r.outcome);
+        rest.push(r.kind);
+    }
+    rest.sort_unstable();
+    assert_eq!(rest, vec!["event", "podgroup"], "both deferred writes landed once the binds were done");
+    assert_eq!(groups.get("contended").await?.data["status"]["phase"], "Running");
     drop(tx);
     writer.await?;
     let evs = e2e::events(&admin, &ns).await?;

@@ -25,6 +25,10 @@ pub struct BindingAudit {
     /// Every request by `user` in the namespace or cluster-wide, by `verb resource[/subresource]`
     /// (what the scheduler asked of the server besides bindings).
     pub requests_by_user: BTreeMap<String, u64>,
+    /// The part of `requests_by_user` (bindings excluded) that the server finished between the
+    /// first and the last successful binding of the namespace: the scheduler's other writes and
+    /// reads that competed with its bindings for the server.
+    pub requests_during_binds: BTreeMap<String, u64>,
 }
 
 /// Reads the audit log of the server in `dir` (`dir/audit.log` and its rotated files) and counts
@@ -37,6 +41,8 @@ pub fn bindings(dir: &Path, namespace: &str, pods: &[String], user: &str) -> Res
     let mut per_pod: HashMap<String, u32> = pods.iter().map(|p| (p.clone(), 0)).collect();
     let mut out = BindingAudit::default();
     let (mut first, mut last): (Option<i64>, Option<i64>) = (None, None);
+    // The user's other requests with their finish time, sorted into the window at the end.
+    let mut others: Vec<(i64, String)> = Vec::new();
     // Only the user's requests and bindings are parsed.
     support::stream_audit(&dir.join("audit.log"), &[user, "\"binding\""], |ev| {
         if ev.namespace != namespace && !(ev.namespace.is_empty() && ev.user == user) {
@@ -46,7 +52,13 @@ pub fn bindings(dir: &Path, namespace: &str, pods: &[String], user: &str) -> Res
             let what =
                 if ev.subresource.is_empty() { ev.resource.clone() } else { format!("{}/{}", ev.resource, ev.subresource) };
             let what = if what.is_empty() { "non-resource".to_string() } else { what };
-            *out.requests_by_user.entry(format!("{} {what}", ev.verb)).or_default() += 1;
+            let key = format!("{} {what}", ev.verb);
+            if !ev.is_binding() {
+                if let Some(us) = ev.stage_time_us {
+                    others.push((us, key.clone()));
+                }
+            }
+            *out.requests_by_user.entry(key).or_default() += 1;
         }
         if !ev.is_binding() || ev.resource != "pods" || ev.namespace != namespace {
             return;
@@ -67,6 +79,11 @@ pub fn bindings(dir: &Path, namespace: &str, pods: &[String], user: &str) -> Res
     out.pods_not_bound_once = per_pod.values().filter(|&&n| n != 1).count() as u64;
     if let (Some(f), Some(l)) = (first, last) {
         out.server_first_to_last_s = (l - f) as f64 / 1e6;
+        for (us, key) in others {
+            if (f..=l).contains(&us) {
+                *out.requests_during_binds.entry(key).or_default() += 1;
+            }
+        }
     }
     Ok(out)
 }

@@ -194,6 +194,13 @@ impl Report {
             s.push_str(&format!(" {k}={n};"));
         }
         s.push('\n');
+        s.push_str("  of which between the first and the last binding:");
+        let mut during: Vec<_> = a.requests_during_binds.iter().collect();
+        during.sort_by(|x, y| y.1.cmp(x.1));
+        for (k, n) in during {
+            s.push_str(&format!(" {k}={n};"));
+        }
+        s.push('\n');
         s
     }
 }

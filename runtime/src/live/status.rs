@@ -16,7 +16,9 @@
 //! With [`WriterConfig::binds_outstanding`] set, an event also waits while binds are queued or
 //! in flight, at most [`WriterConfig::event_defer_max`] after it was queued: at 10,000 pods the
 //! `Scheduled` events are as many writes as the bindings, and the server is the bottleneck
-//! (docs/live-bench.md). Every write ends in one [`WriteResult`].
+//! (docs/live-bench.md). PodGroup updates that only report (to `Running`, `Pending`,
+//! `Completed`) wait the same way; see [`waits_for_binds`]. Every write ends in one
+//! [`WriteResult`].
 
 use super::limiter::RateLimiter;
 use crate::crd;
@@ -137,10 +139,11 @@ pub struct WriterConfig {
     pub max_attempts: u32,
     /// The `source.component` / `reportingComponent` of events (the scheduler name).
     pub component: String,
-    /// Binds queued or in flight (kept by the runner); events wait while it is above 0. `None`:
-    /// events never wait for binds.
+    /// Binds queued or in flight (kept by the runner); events and reporting PodGroup updates
+    /// ([`waits_for_binds`]) wait while it is above 0. `None`: nothing waits for binds.
     pub binds_outstanding: Option<Arc<AtomicUsize>>,
-    /// How long after it was queued an event waits for the binds at most.
+    /// How long after it was queued an event or a waiting PodGroup update waits for the binds
+    /// at most.
     pub event_defer_max: Duration,
 }
 
@@ -470,6 +473,24 @@ async fn perform(shared: &Shared, w: Write) -> WriteResult {
     WriteResult { kind, object, outcome, calls }
 }
 
+/// Whether a write other than an event waits for the binds as events do (at most
+/// [`WriterConfig::event_defer_max`]): a PodGroup update to any phase but `Inqueue` or
+/// `Unknown`. `Inqueue` is written at once because Volcano's job controller creates a Job's pods
+/// only once its PodGroup has left `Pending` (volcano-behaviour.md §5.1), and `Unknown` because
+/// the job controller acts on it; `Running`, `Pending` and `Completed` updates (counts,
+/// conditions) only report. Each PodGroup update is a full write of a custom resource, which
+/// costs the API server more than a binding: at 10,000 pods in gangs of 10, the 1,000
+/// `Running` updates landing among the bindings held them back (docs/live-bench.md).
+fn waits_for_binds(w: &Write) -> bool {
+    match w {
+        Write::PodGroup(obj) => {
+            let phase = obj.data.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
+            !matches!(phase, "Inqueue" | "Unknown")
+        }
+        _ => false,
+    }
+}
+
 /// How often a deferred event looks at the binds again.
 const EVENT_DEFER_POLL: Duration = Duration::from_millis(20);
 
@@ -511,6 +532,22 @@ pub async fn run(
     while let Some(w) = writes.recv().await {
         if matches!(w, Write::Event { .. }) {
             let _ = event_tx.send((Instant::now(), w));
+            continue;
+        }
+        if let (true, Some(binds)) = (waits_for_binds(&w), ctx.cfg.binds_outstanding.clone()) {
+            // Waits outside the slots, so it never holds up a write that does not wait.
+            let (ctx, done, slots) = (ctx.clone(), done.clone(), slots.clone());
+            let until = Instant::now() + ctx.cfg.event_defer_max;
+            tasks.spawn(async move {
+                while binds.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+                    tokio::time::sleep(EVENT_DEFER_POLL).await;
+                }
+                let Ok(permit) = slots.acquire_owned().await else { return };
+                let r = perform(&ctx, w).await;
+                drop(permit);
+                done(r);
+            });
+            while tasks.try_join_next().is_some() {}
             continue;
         }
         let Ok(permit) = slots.clone().acquire_owned().await else { break };
