@@ -142,7 +142,8 @@ async fn eviction_and_pod_group_conflict_are_written_as_volcano_does() -> suppor
     let label = serde_json::json!({"metadata": {"labels": {"changed-by": "controller"}}});
     groups.patch("contended", &PatchParams::default(), &Patch::Merge(&label)).await?;
     stale.data["status"] = serde_json::json!({"phase": "Running", "running": 2, "succeeded": 0, "failed": 0});
-    let results = write_all(sched.clone(), |out| out.write(Write::PodGroup(Box::new(stale)))).await;
+    let results =
+        write_all(sched.clone(), |out| out.write(Write::PodGroup { object: Box::new(stale), waits_for_binds: false })).await;
     assert_eq!(results.len(), 1);
     let r = &results[0];
     let written = r.outcome.clone()?.ok_or("the written PodGroup comes back")?;
@@ -155,7 +156,7 @@ async fn eviction_and_pod_group_conflict_are_written_as_volcano_does() -> suppor
     let codes: Vec<(String, u16)> = puts.events().iter().map(|e| (e.verb.clone(), e.code)).collect();
     assert_eq!(codes, vec![("update".into(), 409), ("get".into(), 200), ("update".into(), 200)]);
 
-    // --- Events and reporting PodGroup updates wait for outstanding binds; `Inqueue` does not.
+    // --- Events and reporting PodGroup updates wait for outstanding binds; an urgent update does not.
     let binds = Arc::new(AtomicUsize::new(1));
     let cfg = WriterConfig { binds_outstanding: Some(binds.clone()), ..WriterConfig::default() };
     let (tx, rx) = mpsc::unbounded_channel();
@@ -173,14 +174,14 @@ async fn eviction_and_pod_group_conflict_are_written_as_volcano_does() -> suppor
     tx.send(Write::Event { involved, type_: "Normal", reason: "Scheduled".into(), message: "pod group is ready".into() })?;
     let mut inqueue = groups.get("contended").await?;
     inqueue.data["status"]["phase"] = "Inqueue".into();
-    tx.send(Write::PodGroup(Box::new(inqueue)))?;
+    tx.send(Write::PodGroup { object: Box::new(inqueue), waits_for_binds: false })?;
     let first = done_rx.recv().await.ok_or("a result")?;
     assert_eq!(first.kind, "podgroup", "the Inqueue write queued after the event is not held up by it");
     assert!(first.outcome.is_ok(), "{:?}", first.outcome);
     assert_eq!(groups.get("contended").await?.data["status"]["phase"], "Inqueue");
     let mut running = groups.get("contended").await?;
     running.data["status"]["phase"] = "Running".into();
-    tx.send(Write::PodGroup(Box::new(running)))?;
+    tx.send(Write::PodGroup { object: Box::new(running), waits_for_binds: true })?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(done_rx.try_recv().is_err(), "the event and the Running update still wait for the outstanding bind");
     assert_eq!(groups.get("contended").await?.data["status"]["phase"], "Inqueue", "the Running update is not written yet");

@@ -14,7 +14,7 @@
 use super::binder::{BindOutcome, BindResult};
 use super::metrics::{PluginPhase, TaskStage};
 use super::mirror::{BindRequest, Key, Mirror, Object, PodScheduled, WatchEvent};
-use super::status::{Involved, Write, WriteResult};
+use super::status::{self, Involved, Write, WriteResult};
 use crate::convert::resources::{amount, format_list};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::{Decisions, PodGroupStatus, QueueShare};
@@ -368,8 +368,15 @@ impl Scheduler {
             summary.writes += 3;
         }
         let now_ms = epoch_ms();
+        // PodGroups with a bind in this cycle (their `Inqueue` update need not go first).
+        let mut bound_groups: HashSet<(String, String)> = HashSet::new();
         for b in &d.binds {
             let created = self.mirror.cluster.pod(b.pod).map_or(0, |p| p.spec.creation_ms);
+            if let Some(p) = self.mirror.cluster.pod(b.pod) {
+                if let Some(g) = &p.spec.group {
+                    bound_groups.insert((p.spec.namespace.clone(), g.clone()));
+                }
+            }
             if let Some(req) = self.mirror.assume(b.pod, b.node) {
                 if created > 0 {
                     summary.task_stages.push((TaskStage::Assumed, (now_ms - created).max(0) as f64));
@@ -421,8 +428,10 @@ impl Scheduler {
             }
             let Some(mut obj) = self.mirror.pod_group_object(&key).cloned() else { continue };
             set_pod_group_status(&mut obj.data, s);
+            let phase = obj.data.pointer("/status/phase").and_then(serde_json::Value::as_str).unwrap_or("");
+            let waits_for_binds = status::pod_group_waits(phase, bound_groups.contains(&key));
             self.pod_groups_in_flight.insert(key);
-            out.write(Write::PodGroup(Box::new(obj)));
+            out.write(Write::PodGroup { object: Box::new(obj), waits_for_binds });
             summary.writes += 1;
         }
         let now = Instant::now();

@@ -16,8 +16,8 @@
 //! With [`WriterConfig::binds_outstanding`] set, an event also waits while binds are queued or
 //! in flight, at most [`WriterConfig::event_defer_max`] after it was queued: at 10,000 pods the
 //! `Scheduled` events are as many writes as the bindings, and the server is the bottleneck
-//! (docs/live-bench.md). PodGroup updates that only report (to `Running`, `Pending`,
-//! `Completed`) wait the same way; see [`waits_for_binds`]. Every write ends in one
+//! (docs/live-bench.md). PodGroup updates that only report wait the same way; see
+//! [`pod_group_waits`]. Every write ends in one
 //! [`WriteResult`].
 
 use super::limiter::RateLimiter;
@@ -74,8 +74,14 @@ pub enum Write {
         /// Message.
         message: String,
     },
-    /// Replace a PodGroup (new status set in the object).
-    PodGroup(Box<DynamicObject>),
+    /// Replace a PodGroup (new status set in `object`).
+    PodGroup {
+        /// The PodGroup as last read, with the decided status.
+        object: Box<DynamicObject>,
+        /// Whether the update only reports and so waits for outstanding binds (see
+        /// [`WriterConfig::binds_outstanding`]); decided by the cycle, [`pod_group_waits`].
+        waits_for_binds: bool,
+    },
     /// Evict a pod as Volcano's cache does (volcano-behaviour.md §1.6): conditions `Ready=False`
     /// (reason `Evict`) and `DisruptionTarget=True` (reason `PreemptionByScheduler`) through
     /// `pods/status`, then `DELETE` the pod (with its UID as a precondition).
@@ -106,7 +112,7 @@ impl Write {
         match self {
             Write::PodCondition { .. } => "pod_status",
             Write::Event { .. } => "event",
-            Write::PodGroup(_) => "podgroup",
+            Write::PodGroup { .. } => "podgroup",
             Write::Evict { .. } => "evict",
             Write::QueueAllocated { .. } => "queue_status",
         }
@@ -140,7 +146,7 @@ pub struct WriterConfig {
     /// The `source.component` / `reportingComponent` of events (the scheduler name).
     pub component: String,
     /// Binds queued or in flight (kept by the runner); events and reporting PodGroup updates
-    /// ([`waits_for_binds`]) wait while it is above 0. `None`: nothing waits for binds.
+    /// ([`pod_group_waits`]) wait while it is above 0. `None`: nothing waits for binds.
     pub binds_outstanding: Option<Arc<AtomicUsize>>,
     /// How long after it was queued an event or a waiting PodGroup update waits for the binds
     /// at most.
@@ -460,7 +466,7 @@ async fn perform(shared: &Shared, w: Write) -> WriteResult {
             format!("{}/{}", involved.namespace, involved.name),
             write_event(ctx, involved, type_, reason, message).await.map(|()| None),
         ),
-        Write::PodGroup(obj) => (
+        Write::PodGroup { object: obj, .. } => (
             format!("{}/{}", obj.metadata.namespace.as_deref().unwrap_or(""), obj.metadata.name.as_deref().unwrap_or("")),
             write_pod_group(ctx, obj).await,
         ),
@@ -473,21 +479,20 @@ async fn perform(shared: &Shared, w: Write) -> WriteResult {
     WriteResult { kind, object, outcome, calls }
 }
 
-/// Whether a write other than an event waits for the binds as events do (at most
-/// [`WriterConfig::event_defer_max`]): a PodGroup update to any phase but `Inqueue` or
-/// `Unknown`. `Inqueue` is written at once because Volcano's job controller creates a Job's pods
-/// only once its PodGroup has left `Pending` (volcano-behaviour.md §5.1), and `Unknown` because
-/// the job controller acts on it; `Running`, `Pending` and `Completed` updates (counts,
-/// conditions) only report. Each PodGroup update is a full write of a custom resource, which
-/// costs the API server more than a binding: at 10,000 pods in gangs of 10, the 1,000
-/// `Running` updates landing among the bindings held them back (docs/live-bench.md).
-fn waits_for_binds(w: &Write) -> bool {
-    match w {
-        Write::PodGroup(obj) => {
-            let phase = obj.data.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
-            !matches!(phase, "Inqueue" | "Unknown")
-        }
-        _ => false,
+/// Whether a PodGroup update waits for outstanding binds as events do (at most
+/// [`WriterConfig::event_defer_max`], then one at a time while binds remain): every update but
+/// one to `Unknown` (Volcano's job controller acts on it) and one to `Inqueue` for a PodGroup
+/// with no bind in the cycle that decided it (Volcano's job controller creates a Job's pods only
+/// once its PodGroup has left `Pending`, volcano-behaviour.md §5.1; a PodGroup whose pods are
+/// being bound already has them). The others only report (counts, conditions, `Running`). Each
+/// PodGroup update is a full write of a custom resource, which costs the API server more than a
+/// binding: at 10,000 pods in gangs of 10, the 2,000 updates (`Inqueue`, then `Running`)
+/// landing among the bindings held them back (docs/live-bench.md).
+pub fn pod_group_waits(new_phase: &str, bound_this_cycle: bool) -> bool {
+    match new_phase {
+        "Unknown" => false,
+        "Inqueue" => bound_this_cycle,
+        _ => true,
     }
 }
 
@@ -504,6 +509,8 @@ pub async fn run(
     done: impl Fn(WriteResult) + Send + Sync + 'static,
 ) {
     let slots = Arc::new(Semaphore::new(cfg.workers.max(1)));
+    // Waiting PodGroup updates past their deadline while binds remain: one in flight.
+    let trickle = Arc::new(Semaphore::new(1));
     let event_workers = cfg.event_workers.max(1);
     let ctx = Arc::new(Shared { client, limiter, cfg: Arc::new(cfg) });
     let done = Arc::new(done);
@@ -534,17 +541,20 @@ pub async fn run(
             let _ = event_tx.send((Instant::now(), w));
             continue;
         }
-        if let (true, Some(binds)) = (waits_for_binds(&w), ctx.cfg.binds_outstanding.clone()) {
-            // Waits outside the slots, so it never holds up a write that does not wait.
-            let (ctx, done, slots) = (ctx.clone(), done.clone(), slots.clone());
+        let waits = matches!(w, Write::PodGroup { waits_for_binds: true, .. });
+        if let (true, Some(binds)) = (waits, ctx.cfg.binds_outstanding.clone()) {
+            // Waits outside the slots, so it never holds up a write that does not wait; past
+            // the deadline, goes one at a time while binds remain.
+            let (ctx, done, slots, trickle) = (ctx.clone(), done.clone(), slots.clone(), trickle.clone());
             let until = Instant::now() + ctx.cfg.event_defer_max;
             tasks.spawn(async move {
                 while binds.load(Ordering::Relaxed) > 0 && Instant::now() < until {
                     tokio::time::sleep(EVENT_DEFER_POLL).await;
                 }
+                let one = if binds.load(Ordering::Relaxed) > 0 { trickle.acquire_owned().await.ok() } else { None };
                 let Ok(permit) = slots.acquire_owned().await else { return };
                 let r = perform(&ctx, w).await;
-                drop(permit);
+                drop((permit, one));
                 done(r);
             });
             while tasks.try_join_next().is_some() {}
@@ -567,6 +577,17 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_unknown_and_an_inqueue_without_binds_go_before_the_binds() {
+        assert!(!pod_group_waits("Unknown", false));
+        assert!(!pod_group_waits("Unknown", true));
+        assert!(!pod_group_waits("Inqueue", false), "the job controller waits for it to create the pods");
+        assert!(pod_group_waits("Inqueue", true), "its pods exist: they are being bound");
+        for phase in ["Running", "Pending", "Completed", ""] {
+            assert!(pod_group_waits(phase, false), "{phase}");
+        }
+    }
 
     #[test]
     fn pod_scheduled_replaces_the_condition_and_keeps_other_ones() {
