@@ -79,8 +79,7 @@ fn cancel_delays(ctx: &Context, r: &Request) {
     let mut d = ctx.delayed.lock().unwrap_or_else(|p| p.into_inner());
     let Some(list) = d.get_mut(uid) else { return };
     list.retain(|(ev, h)| {
-        let cancel = (*ev == Event::PodPending && r.event != Event::PodPending)
-            || (matches!(ev, Event::PodFailed | Event::PodEvicted) && r.event == Event::PodRunning);
+        let cancel = reconcile::cancels(*ev, r.event);
         if cancel {
             h.abort();
         }

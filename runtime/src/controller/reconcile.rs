@@ -8,7 +8,7 @@
 use super::defaults::JobFacts;
 use super::plan::{self, PodView};
 use super::policy::{apply_policies, PolicyError};
-use super::request::{Action, Phase, Request};
+use super::request::{Action, Event, Phase, Request};
 use super::state::{self, Op, Retain, Step, Target};
 use crate::crd::{Job, JobCondition, JobStatus};
 use k8s_openapi::jiff::Timestamp;
@@ -50,6 +50,14 @@ pub struct Work {
     pub kill: Vec<String>,
     /// A whole-job kill: the PodGroup is deleted too.
     pub delete_pod_group: bool,
+}
+
+/// Whether a new `event` of a pod cancels that pod's action delayed by a `timeout` policy
+/// that `scheduled` chose (Volcano): a later non-pending event cancels a `PodPending` delay;
+/// `PodRunning` cancels `PodFailed` and `PodEvicted` delays.
+pub fn cancels(scheduled: Event, event: Event) -> bool {
+    (scheduled == Event::PodPending && event != Event::PodPending)
+        || (matches!(scheduled, Event::PodFailed | Event::PodEvicted) && event == Event::PodRunning)
 }
 
 /// The restart target of `action` for `req`: its task (RestartTask, RestartPartition) or pod
@@ -151,7 +159,6 @@ pub fn running_duration(job: &Job, status: &JobStatus, now: Timestamp) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::request::Event;
     use crate::crd::{JobSpec, JobState, LifecyclePolicy, TaskSpec};
 
     fn job(phase: &str, retry: i32) -> Job {
@@ -234,6 +241,23 @@ mod tests {
         assert_eq!((entered, changed, w.status.retry_count, w.status.terminating), (Some(Phase::Restarting), true, 1, 2));
         assert_eq!(w.status.state.last_transition_time.as_deref(), Some("1970-01-01T00:01:40Z"));
         assert_eq!(w.status.conditions.last().and_then(|c| c.status.as_deref()), Some("Restarting"));
+    }
+
+    #[test]
+    fn delays_cancelled_by_later_events() {
+        use Event as E;
+        let cases = [
+            (E::PodPending, E::PodRunning, true),
+            (E::PodPending, E::PodFailed, true),
+            (E::PodPending, E::PodPending, false),
+            (E::PodFailed, E::PodRunning, true),
+            (E::PodEvicted, E::PodRunning, true),
+            (E::PodFailed, E::PodPending, false),
+            (E::PodEvicted, E::PodFailed, false),
+        ];
+        for (scheduled, event, want) in cases {
+            assert_eq!(cancels(scheduled, event), want, "{scheduled:?} then {event:?}");
+        }
     }
 
     #[test]
