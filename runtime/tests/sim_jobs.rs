@@ -150,16 +150,19 @@ fn a_failing_job_restarts_until_max_retry_and_ends_failed() {
     let out = simulate(&[&file], &[]);
     let j = job(&out, "ci/flaky");
     assert_eq!((j["phase"].as_str(), j["retryCount"].as_i64()), (Some("Failed"), Some(3)), "{j}");
-    // Three restarts (PodFailed → RestartJob), the third reaching maxRetry.
+    // Three failures, each PodFailed → RestartJob (retryCount 1, 2, 3), the third reaching
+    // maxRetry.
     let p = phases(&out, "ci/flaky");
     assert_eq!(p.iter().filter(|x| *x == "Restarting").count(), 3, "{p:?}");
     assert_eq!(p.last().map(String::as_str), Some("Failed"), "{p:?}");
     assert_eq!(p[..3], ["Pending", "Running", "Restarting"], "{p:?}");
     // The whole-job kill on the last retry keeps the failed pods (Volcano's soft kill).
     assert!(j["failed"].as_i64().unwrap_or(0) >= 1, "{j}");
-    // Each retry re-created both pods: 4 rounds of 2 binds.
+    // Three runs of both pods: the first and two restarts; the third failure brings
+    // retryCount to maxRetry, so the job fails instead of restarting again.
     let binds: usize = out["cycles"].as_array().unwrap().iter().map(|c| c["binds"].as_array().unwrap().len()).sum();
-    assert_eq!(binds, 8, "{out}");
+    assert_eq!(binds, 6, "{out}");
+    assert_eq!((j["failed"].as_i64(), j["version"].as_i64()), (Some(2), Some(4)), "{j}");
 }
 
 #[test]
