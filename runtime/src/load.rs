@@ -24,6 +24,9 @@ use std::path::{Path, PathBuf};
 
 pub use nesting::MAX_NESTING_DEPTH;
 
+/// `apiVersion` of Volcano's batch Job (vcjob).
+pub const JOB_API_VERSION: &str = "batch.volcano.sh/v1alpha1";
+
 /// The scheduler name Volcano answers to by default (`--scheduler-name`).
 pub const DEFAULT_SCHEDULER_NAME: &str = "volcano";
 
@@ -79,11 +82,30 @@ impl fmt::Display for LoadIssue {
     }
 }
 
+/// A Volcano `batch.volcano.sh/v1alpha1` Job read from the files. It is not a cluster object
+/// of the core: the simulator's job controller ([`crate::sim::jobs`]) turns it into a PodGroup
+/// and pods (volcano-behaviour.md §5.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedJob {
+    /// The file it came from.
+    pub file: String,
+    /// 1-based document index in the file.
+    pub doc: usize,
+    /// The Job as written (namespace defaulted to `default`).
+    pub job: crd::Job,
+}
+
+// `crd::Job` holds strings, integers and JSON, all with a reflexive `==`.
+impl Eq for LoadedJob {}
+
 /// What a load did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadReport {
-    /// Objects applied to the cluster.
+    /// Objects applied to the cluster, and Jobs read.
     pub loaded: usize,
+    /// Volcano Jobs, in file order (a later Job with the same `namespace/name` replaces the
+    /// earlier one, reported as an issue).
+    pub jobs: Vec<LoadedJob>,
     /// Files read.
     pub files: usize,
     /// Unbound pods skipped because another scheduler is responsible for them.
@@ -333,6 +355,7 @@ enum Kind {
     PodGroup,
     Queue,
     PriorityClass,
+    Job,
 }
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -342,6 +365,7 @@ fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
         (crd::API_VERSION, "PodGroup") => Kind::PodGroup,
         (crd::API_VERSION, "Queue") => Kind::Queue,
         ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
+        (JOB_API_VERSION, "Job") => Kind::Job,
         _ => return None,
     })
 }
@@ -412,6 +436,9 @@ impl Loader<'_> {
         }
         let name = name.as_deref();
         let v = Value::Object(map);
+        if k == Kind::Job {
+            return self.job(at, name, v);
+        }
         let delta = match k {
             Kind::Node => self.convert(at, &kind, name, v, |n: Node| convert::convert_node(&n).map(Delta::Node)),
             Kind::Pod => self.convert(at, &kind, name, v, |p: Pod| convert::convert_pod(&p).map(Delta::Pod)),
@@ -422,9 +449,34 @@ impl Loader<'_> {
             Kind::PriorityClass => {
                 self.convert(at, &kind, name, v, |p: PriorityClass| convert::convert_priority_class(&p).map(Delta::PriorityClass))
             }
+            Kind::Job => return,
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);
+        }
+    }
+
+    /// Reads a Volcano Job into [`LoadReport::jobs`]; it must have a name and at least one task.
+    fn job(&mut self, at: Loc, name: Option<&str>, v: Value) {
+        let mut job: crd::Job = match serde_json::from_value(v) {
+            Ok(j) => j,
+            Err(e) => return self.issue(at, Some("Job"), name, format!("cannot read Job: {e}; skipped")),
+        };
+        if job.metadata.name.as_deref().is_none_or(str::is_empty) {
+            return self.issue(at, Some("Job"), name, "field metadata.name: required; skipped".into());
+        }
+        if job.spec.tasks.is_empty() {
+            return self.issue(at, Some("Job"), name, "field spec.tasks: a Job needs at least one task; skipped".into());
+        }
+        job.metadata.namespace.get_or_insert_with(|| DEFAULT_NAMESPACE.into());
+        let key = crate::controller::build::job_key(&job);
+        let entry = LoadedJob { file: self.file.to_string(), doc: at.doc, job };
+        self.report.loaded += 1;
+        if let Some(i) = self.report.jobs.iter().position(|j| crate::controller::build::job_key(&j.job) == key) {
+            self.report.jobs[i] = entry;
+            self.issue(at, Some("Job"), Some(&key), "defined more than once; this definition replaces the earlier one".into());
+        } else {
+            self.report.jobs.push(entry);
         }
     }
 

@@ -66,7 +66,9 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "F", requires = "alibaba_v2023")]
     pub arrival_scale: Option<f64>,
     /// Replay Kubernetes objects (YAML/JSON files or directories) whose Pods carry
-    /// basalt.dev/arrival-seconds and basalt.dev/duration-seconds annotations.
+    /// basalt.dev/arrival-seconds and basalt.dev/duration-seconds annotations; files with
+    /// Volcano batch.volcano.sh/v1alpha1 Jobs are replayed by the job controller's logic (Jobs
+    /// arrive at basalt.dev/arrival-seconds, their pods run basalt.dev/duration-seconds).
     #[arg(long, num_args = 1.., value_name = "FILE_OR_DIR")]
     pub cluster: Vec<PathBuf>,
     /// With --cluster: schedule only pods whose spec.schedulerName is this.
@@ -163,6 +165,38 @@ fn confs(paths: &[PathBuf]) -> Result<Vec<NamedConf>, String> {
     Ok(out)
 }
 
+/// Whether the `--cluster` files hold a Volcano Job.
+fn has_jobs(paths: &[PathBuf], scheduler_name: &str) -> bool {
+    let mut cluster = basalt_core::cluster::Cluster::new();
+    let opts = crate::load::LoadOptions { scheduler_name: scheduler_name.to_string() };
+    !crate::load::load_paths(paths, &mut cluster, &opts).jobs.is_empty()
+}
+
+/// The Job path of `--cluster` ([`replay::jobs`]); `--timeseries`, `--plot` and `--on-events`
+/// do not apply to it and are refused.
+fn replay_jobs(args: &ReplayArgs, confs: &[NamedConf]) -> u8 {
+    if args.timeseries.is_some() || args.plot.is_some() || args.on_events {
+        eprintln!("error: --timeseries, --plot and --on-events apply to pod replays, not to files with Volcano Jobs");
+        return EXIT_BAD_CONF;
+    }
+    let period_ms = ((args.period * 1000.0).round() as i64).max(1);
+    match replay::jobs::replay_jobs(&args.cluster, confs, period_ms, args.seed, &args.scheduler_name) {
+        Ok(report) => {
+            let rendered = match args.output {
+                ReportFormat::Json => replay::jobs::render_json(&report) + "\n",
+                ReportFormat::Text => replay::jobs::render_text(&report),
+            };
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(rendered.as_bytes()).and_then(|()| stdout.flush());
+            EXIT_OK
+        }
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            EXIT_NOTHING_LOADED
+        }
+    }
+}
+
 fn write_timeseries(path: &Path, out: &replay::ReplayOutput) -> Result<(), String> {
     let file = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     timeseries::write_csv(std::io::BufWriter::new(file), &out.labelled())
@@ -197,6 +231,9 @@ pub fn run(args: &ReplayArgs) -> u8 {
     if !(args.period.is_finite() && args.period > 0.0) {
         eprintln!("error: --period must be a number of seconds > 0, got {}", args.period);
         return EXIT_BAD_CONF;
+    }
+    if !args.cluster.is_empty() && has_jobs(&args.cluster, &args.scheduler_name) {
+        return replay_jobs(args, &confs);
     }
     let w = match workload(args) {
         Ok(w) => w,

@@ -24,15 +24,24 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// Cluster files or directories (YAML/JSON: Nodes, Pods, PodGroups, Queues,
-    /// PriorityClasses; directories are read recursively).
+    /// PriorityClasses, Volcano batch.volcano.sh/v1alpha1 Jobs; directories are read
+    /// recursively).
     #[arg(long, required = true, num_args = 1.., value_name = "FILE_OR_DIR")]
     pub cluster: Vec<PathBuf>,
     /// volcano-scheduler.conf to schedule with (default: Volcano's built-in conf).
     #[arg(long, value_name = "FILE")]
     pub conf: Option<PathBuf>,
-    /// Number of scheduling cycles.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub cycles: u64,
+    /// Number of scheduling cycles (default 1). With Volcano Jobs in the input and no
+    /// --cycles, the simulation runs until every Job has finished, at most --max-cycles.
+    #[arg(long, value_name = "N")]
+    pub cycles: Option<u64>,
+    /// With Volcano Jobs and no --cycles: the most cycles to run waiting for them to finish.
+    #[arg(long, default_value_t = sim::DEFAULT_MAX_JOB_CYCLES, value_name = "N")]
+    pub max_cycles: u64,
+    /// Virtual time between two cycles (Volcano's --schedule-period, a Go duration such as
+    /// 1s or 500ms): pods' basalt.dev/duration-seconds and policy timeouts count on it.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = schedule_period)]
+    pub schedule_period: std::time::Duration,
     /// Seed of the random tie-breaks; cycle i uses seed + i.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub seed: u64,
@@ -64,6 +73,15 @@ pub struct SimulateArgs {
     /// comparison tests.
     #[arg(long)]
     pub plain_scan: bool,
+}
+
+/// `--schedule-period`: a Go duration of at least 1 ms.
+fn schedule_period(s: &str) -> Result<std::time::Duration, String> {
+    let d = crate::live::duration::parse_go_duration(s)?;
+    if d < std::time::Duration::from_millis(1) {
+        return Err(format!("{s:?}: must be at least 1ms"));
+    }
+    Ok(d)
 }
 
 /// Reads and parses the conf at `path`, printing its warnings to stderr.
@@ -129,7 +147,13 @@ pub fn run(args: &SimulateArgs) -> u8 {
         eprintln!("warning: {what}: {}", n.message);
     }
     let conf = conf_with_options(conf, args);
-    let opts = SimOptions { cycles: args.cycles, seed: args.seed, scheduler_name: args.scheduler_name.clone() };
+    let opts = SimOptions {
+        cycles: args.cycles.unwrap_or(1),
+        until_jobs_finished: if args.cycles.is_some() { None } else { Some(args.max_cycles) },
+        schedule_period_ms: i64::try_from(args.schedule_period.as_millis()).unwrap_or(i64::MAX),
+        seed: args.seed,
+        scheduler_name: args.scheduler_name.clone(),
+    };
     let (out, timings) = match sim::run_timed(&args.cluster, &conf, &opts) {
         Ok(run) => run,
         Err(e @ SimError::NothingLoaded { .. }) => {

@@ -5,15 +5,14 @@
 
 use super::build;
 use super::cache::{key, Cache};
-use super::defaults::JobFacts;
 use super::keys;
 use super::metrics::ControllerMetrics;
 use super::plan::{self, PodView};
-use super::policy::apply_policies;
 use super::queue::WorkQueue;
-use super::request::{Action, Event, Phase, Request};
-use super::state::{self, Op, Retain, Target};
-use crate::crd::{Job, JobCondition, JobStatus, PodGroup};
+use super::reconcile::{self, Begin};
+use super::request::{Event, Request};
+use super::state::Op;
+use crate::crd::{Job, JobStatus, PodGroup};
 use crate::live::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -80,8 +79,7 @@ fn cancel_delays(ctx: &Context, r: &Request) {
     let mut d = ctx.delayed.lock().unwrap_or_else(|p| p.into_inner());
     let Some(list) = d.get_mut(uid) else { return };
     list.retain(|(ev, h)| {
-        let cancel = (*ev == Event::PodPending && r.event != Event::PodPending)
-            || (matches!(ev, Event::PodFailed | Event::PodEvicted) && r.event == Event::PodRunning);
+        let cancel = reconcile::cancels(*ev, r.event);
         if cancel {
             h.abort();
         }
@@ -100,50 +98,31 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
         return Ok(());
     }
     cancel_delays(ctx, req);
-    let decision = apply_policies(&job, req).map_err(|e| e.to_string())?;
-    if let Some(delay) = decision.delay {
-        let mut later = req.clone();
-        later.action = Some(decision.action);
-        let q = ctx.queues[super::queue::worker_of(&req.key(), ctx.queues.len())].clone();
-        let h = tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            q.add(later);
-        })
-        .abort_handle();
-        if let Some(uid) = req.pod_uid.clone() {
-            ctx.delayed.lock().unwrap_or_else(|p| p.into_inner()).entry(uid).or_default().push((req.event, h));
-        }
-        return Ok(());
-    }
-    let action = decision.action;
-    ctx.metrics.record_request(action);
-    let phase = state::phase_of(job.status.as_ref());
-    let target = match action {
-        Action::RestartTask | Action::RestartPartition => req.task_name.clone().map(Target::Task),
-        Action::RestartPod => req.pod_name.clone().map(Target::Pod),
-        _ => None,
-    };
     let mut views: BTreeMap<String, PodView> =
         entry.pods.values().map(|p| (p.metadata.name.clone().unwrap_or_default(), PodView::of(p))).collect();
-    let has_live = views.values().any(|v| !v.deleting);
-    let step = state::step(phase, action, target, has_live);
-    tracing::debug!(job = %req.key(), event = req.event.as_str(), %action, %phase, op = ?step.op, "request");
-    let facts = JobFacts::of(&job);
-    let old_status = job.status.clone().unwrap_or_default();
-    let mut status = old_status.clone();
-    let mut errors = Vec::new();
-    match &step.op {
-        Op::Kill { target, retain } => {
-            let mut retain = *retain;
-            if *target == Target::Job {
-                status.version += 1;
-                // On the last retry a whole-job kill keeps finished pods (their logs).
-                if retain == Retain::None && status.retry_count >= facts.max_retry - 1 {
-                    retain = Retain::Soft;
-                }
+    let mut work = match reconcile::begin(&job, req, &views).map_err(|e| e.to_string())? {
+        Begin::Delay { action, delay } => {
+            let mut later = req.clone();
+            later.action = Some(action);
+            let q = ctx.queues[super::queue::worker_of(&req.key(), ctx.queues.len())].clone();
+            let h = tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                q.add(later);
+            })
+            .abort_handle();
+            if let Some(uid) = req.pod_uid.clone() {
+                ctx.delayed.lock().unwrap_or_else(|p| p.into_inner()).entry(uid).or_default().push((req.event, h));
             }
-            let names = plan::plan_kill(&views, target, retain);
-            for (name, r) in delete_pods(ctx, &job, &entry.pods, &names).await {
+            return Ok(());
+        }
+        Begin::Run(work) => *work,
+    };
+    ctx.metrics.record_request(work.action);
+    tracing::debug!(job = %req.key(), event = req.event.as_str(), action = %work.action, phase = %work.phase, op = ?work.step.op, "request");
+    let mut errors = Vec::new();
+    match &work.step.op {
+        Op::Kill { .. } => {
+            for (name, r) in delete_pods(ctx, &job, &entry.pods, &work.kill).await {
                 match r {
                     Ok(()) => {
                         if let Some(v) = views.get_mut(&name) {
@@ -153,18 +132,15 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                     Err(e) => errors.push(e),
                 }
             }
-            if *target == Target::Job {
+            if work.delete_pod_group {
                 if let Err(e) = delete_pod_group(ctx, &job).await {
                     errors.push(e);
                 }
             }
         }
         Op::Sync => {
-            if old_status.state.phase.as_deref().unwrap_or("").is_empty() {
-                status.state.phase = Some(Phase::Pending.as_str().into());
-            }
             let mut pg_phase = entry.pod_group.as_ref().and_then(|pg| pg.status.as_ref()).and_then(|s| s.phase.clone());
-            if entry.pod_group.is_none() && matches!(phase, Phase::Pending | Phase::Running) {
+            if work.creates_pod_group(entry.pod_group.is_some()) {
                 match create_pod_group(ctx, &job).await {
                     Ok(Some(pg)) => {
                         pg_phase = pg.status.as_ref().and_then(|s| s.phase.clone());
@@ -174,7 +150,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                     Err(e) => errors.push(e),
                 }
             }
-            let sync = plan::plan_sync(&job, &facts, &views, pg_phase.as_deref());
+            let sync = plan::plan_sync(&job, &work.facts, &views, pg_phase.as_deref());
             let mut built = Vec::new();
             for (ti, i) in &sync.create {
                 match build::pod(&job, *ti, *i) {
@@ -204,36 +180,17 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
             }
         }
     }
-    plan::recount(&facts, views.values(), &mut status);
-    let entered = step.rule.apply(&facts, &mut status);
-    let now = Timestamp::now();
-    if entered.is_some() || old_status.state.phase != status.state.phase {
-        status.state.last_transition_time = Some(now.to_string());
-        status.conditions.push(JobCondition { status: status.state.phase.clone(), last_transition_time: Some(now.to_string()) });
-        if let Some(p) = entered {
-            ctx.metrics.record_phase(p);
-        }
+    let (entered, changed) = work.finish(&job, views.values(), Timestamp::now());
+    if let Some(p) = entered {
+        ctx.metrics.record_phase(p);
     }
-    if status != old_status {
-        status.running_duration = running_duration(&job, &status, now);
-        write_status(ctx, &job, status).await?;
+    if changed {
+        write_status(ctx, &job, work.status).await?;
     }
     if let Some(e) = errors.into_iter().next() {
         return Err(e);
     }
     Ok(())
-}
-
-fn running_duration(job: &Job, status: &JobStatus, now: Timestamp) -> Option<String> {
-    let created = job.metadata.creation_timestamp.as_ref()?.0;
-    let phase = state::phase_of(Some(status));
-    let end = if phase.is_finished() {
-        status.state.last_transition_time.as_deref().and_then(|t| t.parse::<Timestamp>().ok()).unwrap_or(now)
-    } else {
-        now
-    };
-    let ms = end.as_millisecond().saturating_sub(created.as_millisecond()).max(0);
-    Some(go_duration(Duration::from_millis(ms as u64)))
 }
 
 async fn write_status(ctx: &Context, job: &Job, status: JobStatus) -> Result<(), ExecError> {

@@ -6,6 +6,8 @@
 //! * [`state`]: the state machine, phase × action → operation and next-phase rule;
 //! * [`plan`]: which pods a sync creates/deletes and a kill deletes, and the status counts;
 //! * [`build`]: the PodGroup `<job>-<uid>` and pods `<job>-<task>-<index>`;
+//! * [`reconcile`]: one request's work before and after the API calls (shared with the
+//!   simulator);
 //! * [`cache`]: the job cache and watch event → request translation;
 //! * [`queue`]: per-worker rate-limited queues, jobs hashed to workers.
 //!
@@ -22,6 +24,7 @@ pub mod metrics;
 pub mod plan;
 pub mod policy;
 pub mod queue;
+pub mod reconcile;
 pub mod request;
 pub mod run;
 pub mod state;

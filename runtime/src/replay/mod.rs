@@ -3,7 +3,8 @@
 //!
 //! * Inputs, each into a [`Workload`]: the embedded default generator ([`generate`]), Alibaba's
 //!   GPU v2023 trace ([`alibaba`]) and Kubernetes objects with arrival/duration annotations
-//!   ([`kube_yaml`]). [`shapes`] maps trace units to the core model for the first two.
+//!   ([`kube_yaml`]). [`shapes`] maps trace units to the core model for the first two. Files
+//!   with Volcano Jobs take the Job path instead ([`jobs`]: the simulator's job controller).
 //! * The clock ([`clock`], [`engine`]): arrivals and completions drive cycles, every period or
 //!   on events; bound pods run for their duration and free their resources.
 //! * Results ([`record`] → [`metrics`], [`fairness`]) → [`report`], printed as a table
@@ -18,6 +19,7 @@ mod csv_rows;
 pub mod engine;
 pub mod fairness;
 pub mod generate;
+pub mod jobs;
 pub mod kube_yaml;
 pub mod metrics;
 pub mod plot;

@@ -6,11 +6,19 @@
 //! evicted carries `status.nominatedNodeName`; a PodGroup takes the phase and conditions the
 //! scheduler wrote.
 //!
+//! Volcano Jobs in the files are run by the job controller's logic beside the scheduler
+//! ([`jobs`], with the simulated kubelet of [`kubelet`]): cycle `k` (1-based) happens at
+//! `(k − 1) ×` [`SimOptions::schedule_period_ms`] of virtual time, and the simulation runs
+//! until every Job has finished (at most [`SimOptions::until_jobs_finished`] cycles).
+//!
 //! Deterministic: cycle `i` (0-based) runs with seed `seed + i` and cycle number `i + 1`, and
 //! nothing else varies. It refuses threads and I/O beyond reading the input files; the wall
 //! clock is read only for [`SimTimings`], which are kept apart from the decisions
 //! ([`run_timed`]) and never feed back into them.
 
+pub mod job_report;
+pub mod jobs;
+pub mod kubelet;
 pub mod report;
 pub mod startup;
 pub mod timing;
@@ -30,11 +38,23 @@ use std::time::Instant;
 pub use timing::SimTimings;
 use timing::{ms_since, timed_cycle, CycleTimings};
 
+/// Cycles a simulation with Jobs runs at most by default, waiting for them to finish.
+pub const DEFAULT_MAX_JOB_CYCLES: u64 = 1000;
+
+/// Virtual time between two cycles by default, ms (Volcano's `--schedule-period` default, 1 s).
+pub const DEFAULT_SCHEDULE_PERIOD_MS: i64 = 1000;
+
 /// How to run a simulation.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
-    /// Number of scheduling cycles (0 runs none).
+    /// Number of scheduling cycles (0 runs none), unless the input has Jobs and
+    /// [`SimOptions::until_jobs_finished`] is set.
     pub cycles: u64,
+    /// With Jobs in the input: run until every Job is Completed, Failed or Terminated, at most
+    /// this many cycles (`None`: run [`SimOptions::cycles`] exactly).
+    pub until_jobs_finished: Option<u64>,
+    /// Virtual time per cycle, ms: a pod's run time and a policy's `timeout` are counted on it.
+    pub schedule_period_ms: i64,
     /// Base seed; cycle `i` uses `seed + i` (wrapping).
     pub seed: u64,
     /// The scheduler name pods must carry to be scheduled (default `volcano`).
@@ -43,7 +63,13 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { cycles: 1, seed: 0, scheduler_name: load::DEFAULT_SCHEDULER_NAME.into() }
+        SimOptions {
+            cycles: 1,
+            until_jobs_finished: Some(DEFAULT_MAX_JOB_CYCLES),
+            schedule_period_ms: DEFAULT_SCHEDULE_PERIOD_MS,
+            seed: 0,
+            scheduler_name: load::DEFAULT_SCHEDULER_NAME.into(),
+        }
     }
 }
 
@@ -71,6 +97,25 @@ pub struct ClusterCounts {
     pub pod_groups: usize,
     /// Queues.
     pub queues: usize,
+    /// Volcano Jobs.
+    pub jobs: usize,
+}
+
+/// How the Jobs of a simulation ran (`--output json`: key `jobsRun`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobsRun {
+    /// Virtual time per cycle, ms.
+    pub schedule_period_ms: i64,
+    /// Cycles run.
+    pub cycles: u64,
+    /// Jobs Completed, Failed or Terminated.
+    pub finished: usize,
+    /// Jobs.
+    pub total: usize,
+    /// The cycle limit, when the run stopped at it with Jobs unfinished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_at_limit: Option<u64>,
 }
 
 /// Everything a simulation produced; [`render_json`] and [`render_text`] print it.
@@ -92,6 +137,10 @@ pub struct SimOutput {
     pub scheduler_name: String,
     /// What of the conf Basalt does not honour (listed first in both outputs).
     pub not_honoured: Vec<NotHonouredReport>,
+    /// Every Volcano Job at the end, in load order (empty without Jobs).
+    pub jobs: Vec<jobs::JobReport>,
+    /// How the Jobs ran (`None` without Jobs).
+    pub jobs_run: Option<JobsRun>,
 }
 
 impl SimOutput {
@@ -125,12 +174,27 @@ pub struct Simulator {
     conf: SchedulerConf,
     seed: u64,
     cycles_run: u64,
+    jobs: Option<jobs::JobWorld>,
+    period_ms: i64,
 }
 
 impl Simulator {
     /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`.
     pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
-        Simulator { cluster, conf, seed, cycles_run: 0 }
+        Simulator { cluster, conf, seed, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS }
+    }
+
+    /// Runs `jobs` with the job controller's logic beside the scheduler, a cycle every
+    /// `period_ms` of virtual time (see [`jobs`] for the order within a step).
+    pub fn with_jobs(mut self, jobs: jobs::JobWorld, period_ms: i64) -> Self {
+        self.jobs = Some(jobs);
+        self.period_ms = period_ms.max(1);
+        self
+    }
+
+    /// The Jobs, when there are any.
+    pub fn jobs(&self) -> Option<&jobs::JobWorld> {
+        self.jobs.as_ref()
     }
 
     /// The cluster as it stands (after every applied cycle).
@@ -155,15 +219,25 @@ impl Simulator {
     /// are the same).
     pub fn step_timed(&mut self) -> (CycleReport, Vec<String>, CycleTimings) {
         let i = self.cycles_run;
+        let t_ms = i64::try_from(i).unwrap_or(i64::MAX).saturating_mul(self.period_ms);
+        let mut transitions = Vec::new();
+        if let Some(j) = self.jobs.as_mut() {
+            j.kubelet(&mut self.cluster, i + 1, t_ms);
+            transitions = j.control(&mut self.cluster, i + 1, t_ms);
+        }
         let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1 };
         let (decisions, timings) = timed_cycle(&self.cluster, &self.conf, &opts);
-        let report = CycleReport::from_decisions(&self.cluster, &decisions);
+        let mut report = CycleReport::from_decisions(&self.cluster, &decisions);
+        report.jobs = transitions;
         let deltas = deltas_for(&self.cluster, &decisions);
         let mut refused = Vec::new();
         for d in deltas {
             if let Err(e) = self.cluster.apply(d) {
                 refused.push(format!("cycle {}: {e}", i + 1));
             }
+        }
+        if let Some(j) = self.jobs.as_mut() {
+            j.observe(&self.cluster, i + 1, t_ms);
         }
         self.cycles_run += 1;
         (report, refused, timings)
@@ -248,25 +322,52 @@ pub fn simulate_timed(
 ) -> (SimOutput, SimTimings) {
     let mut timings = SimTimings::default();
     let (nodes, pods, pod_groups, queues) = cluster.counts();
+    let world = jobs::JobWorld::new(&load.jobs);
+    let job_count = load.jobs.len();
     let t = Instant::now();
     let startup_notes =
         startup::prepare(&mut cluster, &conf.options.default_queue, &opts.scheduler_name, startup::hierarchical(conf));
     let mut out = SimOutput {
         pod_group_of_pod: pod_group_of_pod(&cluster),
         load,
-        counts: ClusterCounts { nodes, pods, pod_groups, queues },
+        counts: ClusterCounts { nodes, pods, pod_groups, queues, jobs: job_count },
         scheduler_name: opts.scheduler_name.clone(),
         startup_notes,
         not_honoured: NotHonouredReport::of(conf, None),
         ..Default::default()
     };
     timings.startup_ms = ms_since(t);
+    let has_jobs = !world.is_empty();
     let mut sim = Simulator::new(cluster, conf.clone(), opts.seed);
-    for _ in 0..opts.cycles {
+    if has_jobs {
+        sim = sim.with_jobs(world, opts.schedule_period_ms);
+    }
+    let limit = match opts.until_jobs_finished {
+        Some(max) if has_jobs => max,
+        _ => opts.cycles,
+    };
+    let until_finished = has_jobs && opts.until_jobs_finished.is_some();
+    while sim.cycles_run() < limit {
+        if until_finished && sim.jobs().is_some_and(jobs::JobWorld::all_finished) {
+            break;
+        }
         let (report, refused, cycle) = sim.step_timed();
         out.cycles.push(report);
         out.apply_issues.extend(refused);
         timings.cycles.push(cycle);
+    }
+    if let Some(j) = sim.jobs() {
+        let (finished, total) = j.finished_count();
+        out.jobs = j.reports();
+        out.jobs_run = Some(JobsRun {
+            schedule_period_ms: opts.schedule_period_ms.max(1),
+            cycles: sim.cycles_run(),
+            finished,
+            total,
+            stopped_at_limit: (until_finished && finished < total).then_some(limit),
+        });
+        out.apply_issues.extend(j.issues().iter().cloned());
+        out.pod_group_of_pod.extend(j.pod_group_of_pod().iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     (out, timings)
 }

@@ -101,6 +101,10 @@ pub struct CycleReport {
     pub events: Vec<EventReport>,
     /// PodGroups left out of the session, with the reason (an extension of the contract).
     pub skipped: Vec<SkippedReport>,
+    /// Volcano Job phase changes made by the job controller before the cycle (absent without
+    /// Jobs; an extension of the contract).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<super::jobs::JobTransition>,
 }
 
 /// A PodGroup event (`kubectl describe pg` would show it).
@@ -227,6 +231,7 @@ impl CycleReport {
                 })
                 .collect(),
             skipped: d.skipped.iter().map(|(g, r)| SkippedReport { pod_group: group_name(c, *g), reason: r.clone() }).collect(),
+            jobs: Vec::new(),
         }
     }
 }
@@ -239,6 +244,10 @@ struct JsonReport<'a> {
     cycles: &'a [CycleReport],
     pod_group_of_pod: &'a BTreeMap<String, String>,
     issues: Vec<String>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    jobs: &'a [super::jobs::JobReport],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jobs_run: Option<&'a super::JobsRun>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timings: Option<&'a SimTimings>,
 }
@@ -263,6 +272,8 @@ fn json(out: &SimOutput, timings: Option<&SimTimings>) -> String {
         cycles: &out.cycles,
         pod_group_of_pod: &out.pod_group_of_pod,
         issues: out.issue_lines(),
+        jobs: &out.jobs,
+        jobs_run: out.jobs_run.as_ref(),
         timings,
     };
     // Serializing plain structs of strings, integers and string-keyed maps cannot fail.
@@ -320,9 +331,10 @@ pub fn render_text(out: &SimOutput) -> String {
         }
         s.push('\n');
     }
+    let jobs = if out.counts.jobs > 0 { format!(", {}", plural(out.counts.jobs, "Job", "Jobs")) } else { String::new() };
     let _ = writeln!(
         s,
-        "Loaded {} from {} ({}, {}, {}, {}).",
+        "Loaded {} from {} ({}, {}, {}, {}{jobs}).",
         plural(out.load.loaded, "object", "objects"),
         plural(out.load.files, "file", "files"),
         plural(out.counts.nodes, "node", "nodes"),
@@ -338,7 +350,13 @@ pub fn render_text(out: &SimOutput) -> String {
             out.scheduler_name
         );
     }
+    let mut quiet = super::job_report::QuietCycles::default();
     for (i, c) in out.cycles.iter().enumerate() {
+        if out.jobs_run.is_some() && super::job_report::is_quiet(c) {
+            quiet.add(i + 1);
+            continue;
+        }
+        quiet.flush(&mut s);
         let _ = writeln!(
             s,
             "\nCycle {}: {}, {}, {}, {}",
@@ -405,6 +423,7 @@ pub fn render_text(out: &SimOutput) -> String {
                 let _ = writeln!(s, "    {}: {}", k.pod_group, k.reason);
             }
         }
+        super::job_report::transitions_text(&mut s, c);
         if !c.queues.is_empty() {
             let _ = writeln!(s, "  Queues (allocated):");
             for q in &c.queues {
@@ -414,6 +433,8 @@ pub fn render_text(out: &SimOutput) -> String {
             }
         }
     }
+    quiet.flush(&mut s);
+    super::job_report::jobs_text(&mut s, out);
     let issues = out.grouped_issue_lines();
     if !issues.is_empty() {
         let _ = writeln!(s, "\nIssues ({}):", out.issue_lines().len());
