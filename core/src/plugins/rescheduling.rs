@@ -7,10 +7,11 @@
 //! 100 for each). Nodes whose utilization is at or below `thresholds` in every dimension (and
 //! are schedulable) are *low*; the others that exceed `targetThresholds` in some dimension are
 //! *high*. When some nodes are low, not all are, and some are high, the high nodes (highest
-//! cpu % + memory % first) give up their Running pods, lowest priority first (unset priority
-//! lowest; BestEffort pods first among equals), while the node still exceeds a target and the
+//! cpu % + memory % first) give up their Running pods, lowest priority first (BestEffort pods
+//! first among equals), while the node still exceeds a target and the
 //! low nodes still have room below their targets in both cpu and memory; each victim's request
-//! comes off both.
+//! comes off both. The priority is the task's (its PriorityClass value, as Volcano's admission
+//! writes into `spec.priority`).
 //!
 //! Where Basalt differs, deliberately:
 //! - **Utilization** is the pods' requests on the node over its allocatable (the session's
@@ -140,7 +141,7 @@ pub fn low_node_utilization(s: &State<'_>, c: &LowNodeUtilization, candidates: &
     for n in high {
         pods.clear();
         pods.extend(s.tasks_on(NodeIdx(n as u32)).filter(|t| sorted.binary_search(t).is_ok()));
-        pods.sort_by_key(|&t| (s.tasks.rec[t.ix()].spec.priority.map_or(i64::MIN, i64::from), !s.tasks.best_effort[t.ix()]));
+        pods.sort_by_key(|&t| (s.tasks.priority[t.ix()], !s.tasks.best_effort[t.ix()]));
         for &t in &pods {
             let over = (0..2).any(|d| util[n][d] > c.target_thresholds[d]);
             if !over || room.iter().any(|&r| r <= 0.0) {
