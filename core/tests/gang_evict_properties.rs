@@ -43,6 +43,11 @@ fn hash(seed: u64, s: &str) -> u64 {
 /// running pods' PodGroups at `minMember: 0` (the rest keep theirs), nodes cut to 8 CPUs and
 /// 32 GiB so the running pods fill them.
 fn cluster(spec: &MixedSpec) -> Cluster {
+    cluster_with_spares(spec, 0)
+}
+
+/// [`cluster`] plus `spares` empty nodes shaped like the first one (low nodes for shuffle).
+fn cluster_with_spares(spec: &MixedSpec, spares: usize) -> Cluster {
     let mut c = Cluster::new();
     for (name, value) in CLASSES {
         c.apply(Delta::PriorityClass(PriorityClassSpec { name: name.into(), value, global_default: false })).unwrap();
@@ -52,7 +57,7 @@ fn cluster(spec: &MixedSpec) -> Cluster {
         match &mut d {
             Delta::PodGroup(g) => {
                 g.priority_class_name = class(&g.name);
-                if g.name.starts_with("run-") && hash(spec.seed, &g.name) % 2 == 0 {
+                if g.name.starts_with("run-") && hash(spec.seed, &g.name).is_multiple_of(2) {
                     g.min_member = 0;
                 }
             }
@@ -60,6 +65,13 @@ fn cluster(spec: &MixedSpec) -> Cluster {
                 for r in [&mut n.allocatable, &mut n.capacity] {
                     r.insert("cpu".into(), 8000);
                     r.insert("memory".into(), 32 << 30);
+                }
+                if n.name == "node-00000" && spares > 0 {
+                    for i in 0..spares {
+                        let mut spare = n.clone();
+                        spare.name = format!("spare-{i}");
+                        c.apply(Delta::Node(spare)).unwrap();
+                    }
                 }
             }
             Delta::Pod(p) => {
@@ -82,7 +94,12 @@ fn conf(actions: &str) -> SchedulerConf {
 }
 
 /// Runs `conf`'s actions; returns the statuses before the last action and the session.
-fn run<'a>(arena: &'a bumpalo::Bump, c: &'a Cluster, conf: &'a SchedulerConf, seed: u64) -> (Vec<TaskStatus>, usize, Session<'a>) {
+fn run<'a>(
+    arena: &'a bumpalo::Bump,
+    c: &'a Cluster,
+    conf: &'a SchedulerConf,
+    seed: u64,
+) -> (Vec<TaskStatus>, usize, Session<'a>) {
     let mut ssn = Session::open(arena, c, conf, &CycleOptions { seed, cycle: 1 }, &basalt_core::plugins::REGISTRY);
     let (last, rest) = conf.actions.split_last().unwrap();
     for a in rest {
@@ -220,7 +237,7 @@ proptest! {
 
     #[test]
     fn shuffle_evicts_running_tasks_once(spec in spec()) {
-        let c = cluster(&spec);
+        let c = cluster_with_spares(&spec, 2);
         let conf = conf("allocate, shuffle");
         let arena = bumpalo::Bump::new();
         let (before, already, ssn) = run(&arena, &c, &conf, spec.seed);
@@ -271,4 +288,26 @@ fn snapshot(ssn: &Session<'_>) -> String {
         }
     }
     out
+}
+
+/// The properties above are not vacuous: over a few fixed clusters each action evicts.
+#[test]
+fn the_random_clusters_do_make_each_action_evict() {
+    for (actions, reason) in [
+        ("enqueue, allocate, gangpreempt", "gangpreempt"),
+        ("enqueue, allocate, gangreclaim", "gangreclaim"),
+        ("allocate, shuffle", "shuffle"),
+    ] {
+        let conf = conf(actions);
+        let mut total = 0;
+        for seed in 0..20u64 {
+            let spec = MixedSpec { nodes: 8, jobs: 20, running_per_node: 4, seed };
+            let c = cluster_with_spares(&spec, if reason == "shuffle" { 2 } else { 0 });
+            let arena = bumpalo::Bump::new();
+            let (_, already, ssn) = run(&arena, &c, &conf, seed);
+            total += ssn.state.evictions[already..].iter().filter(|(_, r)| r == reason).count();
+        }
+        assert!(total > 0, "{actions}: no eviction over 20 clusters");
+        eprintln!("{actions}: {total} evictions over 20 clusters");
+    }
 }
