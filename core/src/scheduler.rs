@@ -36,7 +36,7 @@ pub enum CyclePhase {
     PluginOpened(&'static str),
     /// The session is open (Volcano `OpenSession`: tables built and every plugin opened).
     Opened,
-    /// An action of `conf.actions` has run (actions not implemented yet run as no-ops).
+    /// An action of `conf.actions` has run.
     ActionDone(ActionKind),
     /// A plugin's `OnSessionClose` has run (its name, as in the conf).
     PluginClosed(&'static str),

@@ -12,7 +12,7 @@ fn mask(fns: &[Fn]) -> u32 {
 #[test]
 fn each_plugin_registers_what_it_implements() {
     let conf = SchedulerConf::parse(
-        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n",
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n  - name: rescheduling\n",
     )
     .unwrap()
     .0;
@@ -22,9 +22,9 @@ fn each_plugin_registers_what_it_implements() {
     let got: Vec<(&str, u32)> = ssn.plugins.tiers().iter().flatten().map(|s| (s.plugin.name(), s.plugin.fns())).collect();
     use Fn::*;
     let want = vec![
-        ("priority", mask(&[TaskOrder, JobOrder, Preemptable, JobStarving])),
-        ("gang", mask(&[JobValid, JobOrder, JobReady, JobPipelined, JobStarving, Preemptable, Reclaimable])),
-        ("conformance", mask(&[Preemptable, Reclaimable])),
+        ("priority", mask(&[TaskOrder, JobOrder, Preemptable, UnifiedEvictable, JobStarving])),
+        ("gang", mask(&[JobValid, JobOrder, JobReady, JobPipelined, JobStarving, Preemptable, Reclaimable, UnifiedEvictable])),
+        ("conformance", mask(&[Preemptable, Reclaimable, UnifiedEvictable])),
         ("overcommit", mask(&[JobEnqueueable, JobEnqueued])),
         // QueueOrder and Reclaimable decide only with enableHierarchy (neutral otherwise).
         ("drf", mask(&[JobOrder, QueueOrder, Preemptable, Reclaimable, EventHandler])),
@@ -34,7 +34,11 @@ fn each_plugin_registers_what_it_implements() {
         ("nodeorder", mask(&[NodeOrder, BatchNodeOrder])),
         ("binpack", mask(&[NodeOrder])),
         // No Overused, as Volcano's capacity; VictimQueueOrder decides only with enableHierarchy.
-        ("capacity", mask(&[QueueOrder, Allocatable, JobEnqueueable, Preemptive, Reclaimable, VictimQueueOrder])),
+        (
+            "capacity",
+            mask(&[QueueOrder, Allocatable, JobEnqueueable, Preemptive, Reclaimable, UnifiedEvictable, VictimQueueOrder]),
+        ),
+        ("rescheduling", mask(&[VictimTasks])),
     ];
     assert_eq!(got, want);
 }

@@ -1,5 +1,6 @@
 //! The project's scenario cases (`tests/scenarios/<area>/*.yaml`, the shared conformance format
-//! plus Basalt's `unschedulable`, `podGroupCondition`, `queueAllocated` and `perCycle` keys), each run
+//! plus Basalt's `unschedulable`, `podGroupCondition`, `queueAllocated`, `evictionReasons` and
+//! `perCycle` keys), each run
 //! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
 //! both outputs must be identical and match the case's `expect`.
 
@@ -68,6 +69,7 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
     let cycles = json["cycles"].as_array().cloned().unwrap_or_default();
     let mut binds = BTreeMap::new();
     let mut evicted = BTreeSet::new();
+    let mut reasons = BTreeMap::new();
     let mut phases = BTreeMap::new();
     for c in &cycles {
         for b in c["binds"].as_array().into_iter().flatten() {
@@ -75,6 +77,7 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
         }
         for e in c["evictions"].as_array().into_iter().flatten() {
             evicted.insert(s(e, "pod"));
+            reasons.insert(s(e, "pod"), s(e, "reason"));
         }
         for pg in c["podGroups"].as_array().into_iter().flatten() {
             phases.insert(s(pg, "podGroup"), s(pg, "phase"));
@@ -115,6 +118,14 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
             want.as_sequence().into_iter().flatten().map(|v| v.as_str().unwrap_or_default().into()).collect();
         if want != evicted {
             bad.push(format!("evicted: want {want:?}, got {evicted:?}"));
+        }
+    }
+    // evictionReasons: {pod: reason} over every cycle (the reason Volcano writes into the
+    // pod's condition and events: `preempt`, `reclaim`, `shuffle`, `gangpreempt`, …).
+    if let Some(want) = expect.get("evictionReasons") {
+        let want = str_map(want);
+        if want != reasons {
+            bad.push(format!("evictionReasons: want {want:?}, got {reasons:?}"));
         }
     }
     if let Some(n) = expect.get("evictCount").and_then(|v| v.as_u64()) {

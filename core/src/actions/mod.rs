@@ -3,18 +3,20 @@
 pub mod allocate;
 pub mod backfill;
 pub mod enqueue;
+pub mod gang_bundles;
+pub mod gang_evict;
 pub mod heap;
 pub mod nodes;
 pub mod preempt;
 pub mod preempt_topology;
 pub mod reclaim;
+pub mod shuffle;
 pub mod victims;
 
 use crate::conf::ActionKind;
 use crate::session::Session;
 
-/// Runs one action on the session. Actions Basalt does not implement yet do nothing (the conf
-/// parser warned about them).
+/// Runs one action on the session (every action Volcano registers is implemented).
 pub fn execute(action: ActionKind, ssn: &mut Session<'_>) {
     match action {
         ActionKind::Enqueue => enqueue::execute(ssn),
@@ -22,6 +24,8 @@ pub fn execute(action: ActionKind, ssn: &mut Session<'_>) {
         ActionKind::Backfill => backfill::execute(ssn),
         ActionKind::Preempt => preempt::execute(ssn),
         ActionKind::Reclaim => reclaim::execute(ssn),
-        _ => {}
+        ActionKind::Shuffle => shuffle::execute(ssn),
+        ActionKind::GangPreempt => gang_evict::execute(ssn, crate::plugins::EvictionKind::GangPreempt),
+        ActionKind::GangReclaim => gang_evict::execute(ssn, crate::plugins::EvictionKind::GangReclaim),
     }
 }

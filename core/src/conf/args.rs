@@ -52,6 +52,9 @@ pub enum ArgKind {
     Bool,
     /// A string (numbers and bools are read as their text).
     Str,
+    /// Structured YAML (a list or map), read by the plugin itself (e.g. rescheduling's
+    /// `strategies`).
+    Yaml,
 }
 
 impl ArgKind {
@@ -62,6 +65,7 @@ impl ArgKind {
             ArgKind::Float => "a number",
             ArgKind::Bool => "true or false",
             ArgKind::Str => "a string",
+            ArgKind::Yaml => "a YAML list or map",
         }
     }
 }

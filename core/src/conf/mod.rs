@@ -51,11 +51,11 @@ pub enum ActionKind {
     Preempt,
     /// `reclaim`.
     Reclaim,
-    /// `shuffle` (not implemented yet: skipped with a warning).
+    /// `shuffle`.
     Shuffle,
-    /// `gangpreempt` (not implemented yet: skipped with a warning).
+    /// `gangpreempt`.
     GangPreempt,
-    /// `gangreclaim` (not implemented yet: skipped with a warning).
+    /// `gangreclaim`.
     GangReclaim,
 }
 
@@ -89,12 +89,10 @@ impl ActionKind {
         }
     }
 
-    /// Whether Basalt implements the action yet.
+    /// Whether Basalt implements the action (every action Volcano registers is; kept for the
+    /// conf checks, [`crate::plugins::Registry::check`]).
     pub fn implemented(self) -> bool {
-        matches!(
-            self,
-            ActionKind::Enqueue | ActionKind::Allocate | ActionKind::Backfill | ActionKind::Preempt | ActionKind::Reclaim
-        )
+        true
     }
 }
 

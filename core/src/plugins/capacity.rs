@@ -4,8 +4,8 @@
 //! request, inqueue and elastic come from the session's queue table (with hierarchy, a queue's
 //! amounts include its descendants').
 //!
-//! Registers QueueOrder, Allocatable, JobEnqueueable, Preemptive, Reclaimable and (with
-//! hierarchy) VictimQueueOrder. Like Volcano's, it registers no Overused function: a queue
+//! Registers QueueOrder, Allocatable, JobEnqueueable, Preemptive, Reclaimable,
+//! UnifiedEvictable (gangpreempt/gangreclaim) and (with hierarchy) VictimQueueOrder. Like Volcano's, it registers no Overused function: a queue
 //! beyond its deserved share is only reported (share > 1), and reclaim's victims are chosen by
 //! [`Plugin::reclaimable`].
 //!
@@ -20,7 +20,7 @@
 //! (`capacity.DynamicResourceAllocationEnable`, accepted and ignored).
 
 use super::capacity_attrs::Attrs;
-use super::{Verdict, Vote};
+use super::{EvictionKind, Verdict, Vote};
 use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::model::QueueState;
 use crate::resource::PODS;
@@ -372,6 +372,54 @@ plugin_impl! {
                     for d in 0..dims {
                         tally[i].1[d] -= req[d];
                     }
+                }
+                out.push(v);
+            }
+            Verdict::Decided
+        }
+        /// Volcano capacity's `UnifiedEvictableFn`: gangpreempt may take every candidate;
+        /// gangreclaim, over `candidates` in order, a task whose eviction keeps its queue at its
+        /// guarantee and whose queue's deserved names none of its requested dimensions or is
+        /// exceeded on one of them (tallies start at the queues' allocated and drop by each
+        /// victim's request). Not ready ⇒ no victim. Basalt checks the victim's own queue only,
+        /// not its ancestors with `ancestorReclaimLevel`.
+        fn unified_evictable(
+            &self,
+            s: &State<'a>,
+            kind: EvictionKind,
+            _job: JobIdx,
+            candidates: &[TaskIdx],
+            out: &mut Vec<TaskIdx>,
+        ) -> Verdict {
+            if kind == EvictionKind::GangPreempt {
+                out.extend_from_slice(candidates);
+                return Verdict::Decided;
+            }
+            if !self.ready {
+                return Verdict::Decided;
+            }
+            let dims = self.dims;
+            let mut tally: Vec<(QueueIdx, Vec<i64>)> = Vec::new();
+            for &v in candidates {
+                let Some(j) = s.tasks.job_of(v) else { continue };
+                let q = QueueIdx(s.jobs.queue[j.ix()]);
+                let req = s.tasks.req(v, dims);
+                let qi = match tally.iter().position(|(x, _)| *x == q) {
+                    Some(i) => i,
+                    None => {
+                        tally.push((q, self.allocated(s, q).to_vec()));
+                        tally.len() - 1
+                    }
+                };
+                if !Self::keeps_guarantee(&tally[qi].1, req, self.attrs.row(&self.attrs.guarantee, q)) {
+                    continue;
+                }
+                let deserved = self.deserved(q);
+                if Self::relevant(req, deserved) && !Self::exceeds(&tally[qi].1, deserved, req) {
+                    continue;
+                }
+                for d in 0..dims {
+                    tally[qi].1[d] -= req[d];
                 }
                 out.push(v);
             }

@@ -1,10 +1,10 @@
 //! `conformance` (volcano-behaviour.md §3): keeps critical pods (priority classes
 //! `system-cluster-critical`/`system-node-critical`, namespace `kube-system`) out of eviction.
-//! Its rule is registered as the Preemptable and Reclaimable functions: every candidate but the
-//! critical ones.
+//! Its rule is registered as the Preemptable, Reclaimable and UnifiedEvictable functions: every
+//! candidate but the critical ones.
 
-use super::Verdict;
-use crate::session::tables::TaskIdx;
+use super::{EvictionKind, Verdict};
+use crate::session::tables::{JobIdx, TaskIdx};
 use crate::session::State;
 
 /// The conformance plugin (stateless).
@@ -30,6 +30,17 @@ plugin_impl! {
             Verdict::Decided
         }
         fn reclaimable(&self, s: &State<'a>, _reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
+            out.extend(candidates.iter().copied().filter(|&t| Conformance::evictable(s, t)));
+            Verdict::Decided
+        }
+        fn unified_evictable(
+            &self,
+            s: &State<'a>,
+            _kind: EvictionKind,
+            _job: JobIdx,
+            candidates: &[TaskIdx],
+            out: &mut Vec<TaskIdx>,
+        ) -> Verdict {
             out.extend(candidates.iter().copied().filter(|&t| Conformance::evictable(s, t)));
             Verdict::Decided
         }

@@ -1,9 +1,10 @@
 //! `gang` (volcano-behaviour.md §3, §1.4, §1.7): all-or-nothing by `minMember` and per-role
 //! `minTaskMember`; not-ready jobs first; writes the PodGroup Unschedulable/Scheduled condition
 //! at close. Preemptable = Reclaimable: a job gives up tasks only while its ready count stays
-//! above `minMember`.
+//! above `minMember`. UnifiedEvictable permits every candidate (the gang actions' bundles keep
+//! victims' gangs).
 
-use super::{Invalid, Verdict, Vote};
+use super::{EvictionKind, Invalid, Verdict, Vote};
 use crate::intern::Sym;
 use crate::model::PodGroupCondition;
 use crate::session::tables::{JobIdx, TaskIdx, TaskStatus, NONE};
@@ -131,6 +132,19 @@ plugin_impl! {
         }
         fn reclaimable(&self, s: &State<'a>, _reclaimer: TaskIdx, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
             gang_victims(s, candidates, out);
+            Verdict::Decided
+        }
+        /// Volcano gang's `UnifiedEvictableFn`: every candidate (gangpreempt and gangreclaim keep
+        /// victims' gangs through their safe/whole bundles instead).
+        fn unified_evictable(
+            &self,
+            _s: &State<'a>,
+            _kind: EvictionKind,
+            _job: JobIdx,
+            candidates: &[TaskIdx],
+            out: &mut Vec<TaskIdx>,
+        ) -> Verdict {
+            out.extend_from_slice(candidates);
             Verdict::Decided
         }
         fn on_close(&mut self, s: &mut State<'a>) {

@@ -37,6 +37,7 @@ pub mod overcommit;
 pub mod predicates;
 pub mod priority;
 pub mod proportion;
+pub mod rescheduling;
 
 use crate::conf::{Flag, PluginOption};
 use crate::session::fit::Reason;
@@ -71,11 +72,12 @@ pub enum Fn {
     EventHandler,
     VictimTasks,
     VictimQueueOrder,
+    UnifiedEvictable,
 }
 
 impl Fn {
     /// Every function, in declaration order.
-    pub const ALL: [Fn; 21] = [
+    pub const ALL: [Fn; 22] = [
         Fn::JobOrder,
         Fn::QueueOrder,
         Fn::TaskOrder,
@@ -97,6 +99,7 @@ impl Fn {
         Fn::EventHandler,
         Fn::VictimTasks,
         Fn::VictimQueueOrder,
+        Fn::UnifiedEvictable,
     ];
 
     /// The enable flag that gates this function (None: always on, as in Volcano).
@@ -119,7 +122,8 @@ impl Fn {
             Fn::VictimTasks => Flag::Victim,
             // Volcano's `VictimQueueOrderFn` is gated by `enableQueueOrder`.
             Fn::VictimQueueOrder => Flag::QueueOrder,
-            Fn::JobValid | Fn::EventHandler => return None,
+            // Volcano's `UnifiedEvictableFn` (gangpreempt, gangreclaim) has no enable flag.
+            Fn::JobValid | Fn::EventHandler | Fn::UnifiedEvictable => return None,
         })
     }
 
@@ -153,6 +157,7 @@ impl Fn {
             "preemptive" => Fn::Preemptive,
             "victim_tasks" => Fn::VictimTasks,
             "victim_queue_order" => Fn::VictimQueueOrder,
+            "unified_evictable" => Fn::UnifiedEvictable,
             "on_allocate" | "on_deallocate" => Fn::EventHandler,
             _ => return None,
         })
@@ -185,6 +190,16 @@ pub enum Verdict {
     /// The tasks the plugin pushed into the out buffer are its victims; none pushed means it
     /// allows no victim at all (Volcano `util.Permit` with a list).
     Decided,
+}
+
+/// Which gang-granular eviction asks [`Plugin::unified_evictable`] (Volcano
+/// `api.EvictionKind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvictionKind {
+    /// `gangpreempt`: victims of lower-priority jobs in the preemptor's queue.
+    GangPreempt,
+    /// `gangreclaim`: victims in other, reclaimable queues.
+    GangReclaim,
 }
 
 /// A failed job validation (Volcano `ValidateResult{Pass: false}`).
@@ -300,6 +315,19 @@ pub trait Plugin<'a>: Send + Sync {
     fn victim_queue_order(&self, s: &State<'a>, l: QueueIdx, r: QueueIdx, preemptor_queue: QueueIdx) -> Ordering {
         Ordering::Equal
     }
+    /// Volcano `UnifiedEvictableFn` (gangpreempt, gangreclaim): which of `candidates` (the
+    /// victim bundles' tasks, flattened in bundle order) job `job` may evict for `kind`; same
+    /// contract as [`Plugin::preemptable`].
+    fn unified_evictable(
+        &self,
+        s: &State<'a>,
+        kind: EvictionKind,
+        job: JobIdx,
+        candidates: &[TaskIdx],
+        out: &mut Vec<TaskIdx>,
+    ) -> Verdict {
+        Verdict::Abstain
+    }
     /// A task was allocated or pipelined (Volcano `AllocateFunc`). `s` is mutable for the
     /// predicates plugin, which keeps the shared node view ([`State::view`]).
     fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
@@ -371,6 +399,9 @@ fn b_predicates<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a>
 fn b_nodeorder<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(nodeorder::NodeOrder::open(s, &o.arguments))
 }
+fn b_rescheduling<'a>(o: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(rescheduling::Rescheduling::open(&o.arguments))
+}
 fn b_binpack<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(binpack::Binpack::open(s, &o.arguments))
 }
@@ -388,5 +419,6 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "predicates", build: b_predicates, args: predicates::ARGS },
         Entry { name: "nodeorder", build: b_nodeorder, args: nodeorder::ARGS },
         Entry { name: "binpack", build: b_binpack, args: binpack::ARGS },
+        Entry { name: "rescheduling", build: b_rescheduling, args: rescheduling::ARGS },
     ],
 };

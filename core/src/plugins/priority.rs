@@ -3,7 +3,7 @@
 //! task of another job only when that job's priority is lower than the preemptor's job's, a task
 //! of the same job only when its own priority is lower than the preemptor's.
 
-use super::Verdict;
+use super::{EvictionKind, Verdict};
 use crate::session::tables::{JobIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -33,6 +33,25 @@ plugin_impl! {
                 };
                 if lower {
                     out.push(v);
+                }
+            }
+            Verdict::Decided
+        }
+        /// Volcano priority's `UnifiedEvictableFn`: gangreclaim may take every candidate;
+        /// gangpreempt only tasks of jobs with a lower priority than `job`'s.
+        fn unified_evictable(
+            &self,
+            s: &State<'a>,
+            kind: EvictionKind,
+            job: JobIdx,
+            candidates: &[TaskIdx],
+            out: &mut Vec<TaskIdx>,
+        ) -> Verdict {
+            match kind {
+                EvictionKind::GangReclaim => out.extend_from_slice(candidates),
+                EvictionKind::GangPreempt => {
+                    let mine = job_priority(s, job.0);
+                    out.extend(candidates.iter().copied().filter(|&v| job_priority(s, s.tasks.job[v.ix()]) < mine));
                 }
             }
             Verdict::Decided

@@ -12,7 +12,7 @@ use super::fit::Reason;
 use super::tables::*;
 use super::State;
 use crate::conf::{EnableFlags, SchedulerConf};
-use crate::plugins::{self, k8s::PodCtx, Fn, Invalid, Plugin, Verdict, Vote};
+use crate::plugins::{self, k8s::PodCtx, EvictionKind, Fn, Invalid, Plugin, Verdict, Vote};
 use crate::scheduler::CyclePhase;
 use std::cmp::Ordering;
 
@@ -351,6 +351,21 @@ impl<'a> Plugins<'a> {
         scratch: &mut Vec<TaskIdx>,
     ) {
         self.victims(Fn::Reclaimable, candidates, out, scratch, |p, c, o| p.reclaimable(s, reclaimer, c, o));
+    }
+
+    /// `UnifiedEvictable` (Volcano `ssn.UnifiedEvictable`, used by gangpreempt and
+    /// gangreclaim): the victims job `job` may evict for `kind` among `candidates`, by the same
+    /// tier rule as [`Plugins::preemptable`], into `out`.
+    pub fn unified_evictable(
+        &self,
+        s: &State<'a>,
+        kind: EvictionKind,
+        job: JobIdx,
+        candidates: &[TaskIdx],
+        out: &mut Vec<TaskIdx>,
+        scratch: &mut Vec<TaskIdx>,
+    ) {
+        self.victims(Fn::UnifiedEvictable, candidates, out, scratch, |p, c, o| p.unified_evictable(s, kind, job, c, o));
     }
 
     /// `VictimTasks` (Volcano `ssn.VictimTasks`): the union of every active plugin's list within a
