@@ -9,7 +9,8 @@ use super::plan::PodView;
 use super::request::{Event, Request};
 use crate::crd::{Job, PodGroup};
 use k8s_openapi::api::core::v1::Pod;
-use std::collections::{BTreeMap, HashMap};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 /// One job's cached objects. A pod or PodGroup may arrive before its Job (`job` is `None`).
@@ -25,6 +26,9 @@ pub struct JobEntry {
     /// informer's old/new pair), not against `job`, which the controller's own status writes
     /// also update, so a phase the controller wrote still produces a request when it comes back.
     pub watched: Option<Job>,
+    /// UIDs of this job's pods whose deletion the pod watch has delivered: a create or delete
+    /// response processed after the watch's event must not bring the pod back into the cache.
+    pub deleted_pods: HashSet<String>,
 }
 
 /// The cache; every method takes the lock briefly (never across an await).
@@ -75,8 +79,15 @@ fn pod_request(pod: &Pod, event: Event) -> Option<Request> {
 }
 
 /// `metadata.resourceVersion` as a number (etcd revisions are; other servers' may not be).
-fn rv(job: &Job) -> Option<u64> {
-    job.metadata.resource_version.as_deref()?.parse().ok()
+fn rv(meta: &ObjectMeta) -> Option<u64> {
+    meta.resource_version.as_deref()?.parse().ok()
+}
+
+/// Whether `new` (a write's response) is older than `cached` (what the watch delivered): the
+/// same object (UID) at a lower resourceVersion. Revisions are compared across objects too (etcd
+/// revisions are global), so a response for a re-created object is kept only when it is newer.
+fn older_than(new: &ObjectMeta, cached: &ObjectMeta) -> bool {
+    rv(new).zip(rv(cached)).is_some_and(|(n, c)| n < c)
 }
 
 fn out_of_sync_marked(pod: &Pod) -> bool {
@@ -114,10 +125,8 @@ impl Cache {
             }
         };
         // A watch event older than what the controller wrote keeps the newer copy.
-        let older = e
-            .job
-            .as_ref()
-            .is_some_and(|cur| cur.metadata.uid == job.metadata.uid && rv(cur).zip(rv(&job)).is_some_and(|(c, n)| n < c));
+        let older =
+            e.job.as_ref().is_some_and(|cur| cur.metadata.uid == job.metadata.uid && older_than(&job.metadata, &cur.metadata));
         if !older {
             e.job = Some(job.clone());
         }
@@ -126,10 +135,16 @@ impl Cache {
     }
 
     /// Stores a job written by the controller itself (the response of its write): the next
-    /// request reads it; the watch's copy still decides what changed.
+    /// request reads it; the watch's copy still decides what changed. A response older than
+    /// the copy the watch already delivered is dropped.
     pub fn store_job(&self, job: Job) {
         let (Some(ns), Some(name)) = (job.metadata.namespace.clone(), job.metadata.name.clone()) else { return };
-        self.lock().entry(key(&ns, &name)).or_default().job = Some(job);
+        let mut map = self.lock();
+        let e = map.entry(key(&ns, &name)).or_default();
+        if e.job.as_ref().is_some_and(|cur| older_than(&job.metadata, &cur.metadata)) {
+            return;
+        }
+        e.job = Some(job);
     }
 
     /// Forgets a deleted Job (its pods and PodGroup stay cached until their own deletes).
@@ -140,6 +155,7 @@ impl Cache {
         if let Some(e) = map.get_mut(&k) {
             e.job = None;
             e.watched = None;
+            e.deleted_pods.clear();
             if e.pods.is_empty() && e.pod_group.is_none() {
                 map.remove(&k);
             }
@@ -211,10 +227,34 @@ impl Cache {
         pod_request(&pod, event)
     }
 
-    /// Stores a pod the controller created or deleted itself (no request).
+    /// Stores a pod the controller created (the create's response; no request), unless the
+    /// watch already delivered a newer copy of it or its deletion: the watch and the response
+    /// race, and a stale response must neither undo a later phase nor bring a deleted pod back.
     pub fn store_pod(&self, pod: Pod) {
         let (Some(k), Some(name)) = (pod_job_key(&pod), pod.metadata.name.clone()) else { return };
-        self.lock().entry(k).or_default().pods.insert(name, pod);
+        let mut map = self.lock();
+        let e = map.entry(k).or_default();
+        if pod.metadata.uid.as_ref().is_some_and(|u| e.deleted_pods.contains(u)) {
+            return;
+        }
+        if e.pods.get(&name).is_some_and(|cur| older_than(&pod.metadata, &cur.metadata)) {
+            return;
+        }
+        e.pods.insert(name, pod);
+    }
+
+    /// Records that the controller deleted pod `name` (UID `uid`) of job `key`: the cached pod
+    /// gets a `deletionTimestamp` and the out-of-sync mark, so the next request counts it as
+    /// terminating. Nothing happens when the watch has already removed the pod (or replaced it
+    /// with another of the same name): a deleted pod is never brought back.
+    pub fn mark_deleting(&self, key: &str, name: &str, uid: &str) {
+        let mut map = self.lock();
+        let Some(p) = map.get_mut(key).and_then(|e| e.pods.get_mut(name)) else { return };
+        if p.metadata.uid.as_deref() != Some(uid) {
+            return;
+        }
+        p.metadata.deletion_timestamp.get_or_insert(Time(k8s_openapi::jiff::Timestamp::now()));
+        p.metadata.annotations.get_or_insert_with(Default::default).insert(keys::OUT_OF_SYNC.into(), "true".into());
     }
 
     /// Forgets a deleted pod; returns `OutOfSync` when the controller deleted it (or it was
@@ -223,7 +263,10 @@ impl Cache {
         let k = pod_job_key(pod)?;
         let name = pod.metadata.name.clone()?;
         let mut map = self.lock();
-        let old = map.get_mut(&k).and_then(|e| e.pods.remove(&name));
+        let old = map.get_mut(&k).and_then(|e| {
+            e.deleted_pods.extend(pod.metadata.uid.clone());
+            e.pods.remove(&name)
+        });
         let was_deleting = old.as_ref().is_some_and(|o| o.metadata.deletion_timestamp.is_some());
         let ev = if out_of_sync_marked(pod) || was_deleting { Event::OutOfSync } else { Event::PodEvicted };
         pod_request(pod, ev)
@@ -245,6 +288,20 @@ impl Cache {
         }
         let ev = if new_phase.as_deref() == Some("Unknown") { Event::Unknown } else { Event::OutOfSync };
         Some(Request::job(&ns, &job, ev))
+    }
+
+    /// Stores a PodGroup the controller created (the create's response; no request), unless
+    /// the watch already delivered a newer copy: a stale `Pending` response must not hide the
+    /// scheduler's `Inqueue` (pods are only created once the PodGroup has left Pending, and no
+    /// further PodGroup event may come to correct it).
+    pub fn store_pod_group(&self, pg: PodGroup) {
+        let Some(k) = pod_group_job_key(&pg) else { return };
+        let mut map = self.lock();
+        let e = map.entry(k).or_default();
+        if e.pod_group.as_ref().is_some_and(|cur| older_than(&pg.metadata, &cur.metadata)) {
+            return;
+        }
+        e.pod_group = Some(pg);
     }
 
     /// Forgets a deleted PodGroup (only if it is the cached one: a PodGroup re-created under
@@ -352,6 +409,47 @@ mod tests {
         assert_eq!(c.apply_job(job()), None);
         assert_eq!(c.get("ns/j").unwrap().job.unwrap().metadata.resource_version.as_deref(), Some("2"));
         assert_eq!(c.apply_job(written).map(|r| r.event), Some(Event::OutOfSync));
+    }
+
+    #[test]
+    fn a_late_response_never_brings_a_deleted_pod_back_nor_undoes_a_newer_phase() {
+        let c = Cache::default();
+        c.apply_job(job());
+        // The create's response (rv 1) comes after the watch delivered the pod Running (rv 2).
+        c.apply_pod(pod("j-w-0", "w", "1", "Pending"));
+        c.apply_pod(pod("j-w-0", "w", "2", "Running"));
+        c.store_pod(pod("j-w-0", "w", "1", "Pending"));
+        assert_eq!(PodView::of(&c.get("ns/j").unwrap().pods["j-w-0"]).phase, "Running");
+        // The watch delivered the deletion before the delete call returned: marking it
+        // deleting, or storing an old copy, must not re-insert it.
+        let gone = pod("j-w-0", "w", "3", "Failed");
+        c.delete_pod(&gone);
+        c.mark_deleting("ns/j", "j-w-0", "uid-j-w-0");
+        c.store_pod(pod("j-w-0", "w", "1", "Pending"));
+        assert!(c.get("ns/j").unwrap().pods.is_empty(), "no ghost pod left terminating");
+        // A pod still cached is marked terminating, and only the one with that UID.
+        c.apply_pod(pod("j-w-1", "w", "4", "Running"));
+        c.mark_deleting("ns/j", "j-w-1", "another-uid");
+        assert!(!PodView::of(&c.get("ns/j").unwrap().pods["j-w-1"]).deleting);
+        c.mark_deleting("ns/j", "j-w-1", "uid-j-w-1");
+        let p = &c.get("ns/j").unwrap().pods["j-w-1"];
+        assert!(PodView::of(p).deleting && out_of_sync_marked(p));
+    }
+
+    #[test]
+    fn a_late_pod_group_response_does_not_hide_the_schedulers_phase() {
+        let pg = |rv: &str, phase: &str| -> PodGroup {
+            serde_yaml::from_str(&format!(
+                "metadata: {{name: j-u, namespace: ns, uid: pg, resourceVersion: '{rv}', ownerReferences: [{{apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: j, uid: u, controller: true}}]}}\nspec: {{minMember: 2}}\nstatus: {{phase: {phase}}}\n"
+            ))
+            .unwrap()
+        };
+        let c = Cache::default();
+        c.apply_job(job());
+        assert_eq!(c.apply_pod_group(pg("5", "Inqueue")).map(|r| r.event), Some(Event::OutOfSync));
+        c.store_pod_group(pg("4", "Pending"));
+        let phase = c.get("ns/j").unwrap().pod_group.and_then(|p| p.status).and_then(|s| s.phase);
+        assert_eq!(phase.as_deref(), Some("Inqueue"));
     }
 
     #[test]

@@ -15,7 +15,6 @@ use super::state::Op;
 use crate::crd::{Job, JobStatus, PodGroup};
 use crate::live::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::Client;
@@ -144,7 +143,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 match create_pod_group(ctx, &job).await {
                     Ok(Some(pg)) => {
                         pg_phase = pg.status.as_ref().and_then(|s| s.phase.clone());
-                        ctx.cache.apply_pod_group(pg);
+                        ctx.cache.store_pod_group(pg);
                     }
                     Ok(None) => {}
                     Err(e) => errors.push(e),
@@ -183,6 +182,16 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
     let (entered, changed) = work.finish(&job, views.values(), Timestamp::now());
     if let Some(p) = entered {
         ctx.metrics.record_phase(p);
+    }
+    if work.old_status.state.phase != work.status.state.phase {
+        tracing::info!(
+            job = %req.key(),
+            from = work.old_status.state.phase.as_deref().unwrap_or(""),
+            to = work.status.state.phase.as_deref().unwrap_or(""),
+            retry = work.status.retry_count,
+            version = work.status.version,
+            "job phase"
+        );
     }
     if changed {
         write_status(ctx, &job, work.status).await?;
@@ -278,7 +287,8 @@ async fn delete_pods(
     futures::stream::iter(names.to_vec())
         .map(|name| {
             let ns = ns.clone();
-            let pod = pods.get(&name).cloned();
+            let uid = pods.get(&name).and_then(|p| p.metadata.uid.clone());
+            let jkey = key(&ns, job.metadata.name.as_deref().unwrap_or_default());
             async move {
                 let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
                 let patch = serde_json::json!({"metadata": {"annotations": {keys::OUT_OF_SYNC: "true"}}});
@@ -297,15 +307,8 @@ async fn delete_pods(
                     Err(e) if is_status(&e, 404) => Ok(()),
                     Err(e) => Err(format!("Pod {ns}/{name}: marking out of sync: {e}")),
                 };
-                if r.is_ok() {
-                    if let Some(mut p) = pod {
-                        p.metadata.deletion_timestamp.get_or_insert(Time(Timestamp::now()));
-                        p.metadata
-                            .annotations
-                            .get_or_insert_with(Default::default)
-                            .insert(keys::OUT_OF_SYNC.into(), "true".into());
-                        ctx.cache.store_pod(p);
-                    }
+                if let (Ok(()), Some(uid)) = (&r, uid) {
+                    ctx.cache.mark_deleting(&jkey, &name, &uid);
                 }
                 (name, r)
             }

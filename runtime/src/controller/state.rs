@@ -235,6 +235,17 @@ mod tests {
         }
     }
 
+    fn facts_zero() -> JobFacts {
+        let mut f = facts(0, None);
+        f.tasks.iter_mut().for_each(|t| {
+            t.replicas = 0;
+            t.min_available = 0;
+        });
+        f.total_replicas = 0;
+        f.total_task_min_available = 0;
+        f
+    }
+
     fn st(phase: Phase, pending: i32, running: i32, succeeded: i32, failed: i32, terminating: i32, retry: i32) -> JobStatus {
         JobStatus {
             state: crate::crd::JobState { phase: Some(phase.as_str().into()), ..Default::default() },
@@ -265,26 +276,65 @@ mod tests {
                 true,
                 kill(Target::Pod("j-ps-0".into()), Retain::None, Rule::Restart),
             ),
+            (P::Pending, A::RestartTask, task(), true, kill(Target::Task("worker".into()), Retain::None, Rule::Restart)),
+            (
+                P::Running,
+                A::RestartPod,
+                Some(Target::Pod("j-ps-0".into())),
+                true,
+                kill(Target::Pod("j-ps-0".into()), Retain::None, Rule::Restart),
+            ),
+            (P::Running, A::RestartPartition, task(), true, kill(Target::Task("worker".into()), Retain::None, Rule::Restart)),
+            (P::Pending, A::RestartPartition, task(), true, kill(Target::Task("worker".into()), Retain::None, Rule::Restart)),
             (P::Running, A::RestartTask, None, true, kill(Target::Job, Retain::None, Rule::Restart)),
             (P::Running, A::AbortJob, None, true, kill(Target::Job, Retain::Soft, Rule::Enter(P::Aborting))),
+            (P::Pending, A::AbortJob, None, true, kill(Target::Job, Retain::Soft, Rule::Enter(P::Aborting))),
             (P::Pending, A::CompleteJob, None, true, kill(Target::Job, Retain::Soft, Rule::Enter(P::Completing))),
+            (P::Running, A::CompleteJob, None, true, kill(Target::Job, Retain::Soft, Rule::Enter(P::Completing))),
             (P::Running, A::TerminateJob, None, true, kill(Target::Job, Retain::Soft, Rule::Enter(P::Terminating))),
+            (P::Pending, A::TerminateJob, None, true, kill(Target::Job, Retain::Soft, Rule::Enter(P::Terminating))),
             (P::Pending, A::SyncJob, None, true, sync(Rule::PendingSync)),
             (P::Pending, A::ResumeJob, None, true, sync(Rule::PendingSync)),
+            (P::Pending, A::EnqueueJob, None, true, sync(Rule::PendingSync)),
             (P::Running, A::SyncJob, None, true, sync(Rule::RunningSync)),
+            (P::Running, A::ResumeJob, None, true, sync(Rule::RunningSync)),
             (P::Restarting, A::SyncJob, None, true, sync(Rule::Restarting)),
+            (P::Restarting, A::SyncJob, None, false, sync(Rule::Restarting)),
             (P::Restarting, A::RestartTask, task(), true, kill(Target::Task("worker".into()), Retain::None, Rule::Restarting)),
+            (
+                P::Restarting,
+                A::RestartPod,
+                Some(Target::Pod("j-ps-0".into())),
+                true,
+                kill(Target::Pod("j-ps-0".into()), Retain::None, Rule::Restarting),
+            ),
+            (
+                P::Restarting,
+                A::RestartPartition,
+                task(),
+                false,
+                kill(Target::Task("worker".into()), Retain::None, Rule::Restarting),
+            ),
             (P::Restarting, A::RestartJob, None, true, kill(Target::Job, Retain::None, Rule::Restarting)),
             (P::Restarting, A::RestartJob, None, false, sync(Rule::Restarting)),
+            (P::Restarting, A::AbortJob, None, true, kill(Target::Job, Retain::None, Rule::Restarting)),
+            (P::Restarting, A::TerminateJob, None, false, sync(Rule::Restarting)),
             (P::Aborting, A::ResumeJob, None, true, kill(Target::Job, Retain::Soft, Rule::Restart)),
             (P::Aborting, A::SyncJob, None, true, kill(Target::Job, Retain::Soft, Rule::WhenDrained(P::Aborted))),
+            (P::Aborting, A::RestartJob, None, true, kill(Target::Job, Retain::Soft, Rule::WhenDrained(P::Aborted))),
             (P::Aborted, A::ResumeJob, None, false, kill(Target::Job, Retain::Soft, Rule::Restart)),
             (P::Aborted, A::SyncJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
+            (P::Aborted, A::RestartJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
             (P::Completing, A::SyncJob, None, true, kill(Target::Job, Retain::Soft, Rule::WhenDrained(P::Completed))),
+            (P::Completing, A::ResumeJob, None, true, kill(Target::Job, Retain::Soft, Rule::WhenDrained(P::Completed))),
             (P::Terminating, A::RestartJob, None, true, kill(Target::Job, Retain::Soft, Rule::WhenDrained(P::Terminated))),
+            (P::Terminating, A::SyncJob, None, true, kill(Target::Job, Retain::Soft, Rule::WhenDrained(P::Terminated))),
             (P::Completed, A::RestartJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
+            (P::Completed, A::SyncJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
             (P::Terminated, A::ResumeJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
+            (P::Terminated, A::SyncJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
             (P::Failed, A::SyncJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
+            (P::Failed, A::ResumeJob, None, false, kill(Target::Job, Retain::Soft, Rule::Keep)),
         ];
         for (phase, action, target, live, want) in cases {
             assert_eq!(step(phase, action, target.clone(), live), want, "{phase} × {action} (target {target:?}, live {live})");
@@ -299,6 +349,13 @@ mod tests {
         let cases: Vec<(Rule, JobStatus, JobFacts, Option<P>, i32)> = vec![
             (Rule::Keep, st(P::Aborted, 0, 0, 0, 0, 0, 0), f.clone(), None, 0),
             (Rule::Restart, st(P::Running, 0, 0, 0, 0, 3, 0), f.clone(), Some(P::Restarting), 1),
+            (Rule::Restart, st(P::Pending, 2, 0, 0, 0, 1, 1), f.clone(), Some(P::Restarting), 2),
+            // Restart reports the phase even from Restarting itself: the retry still counts
+            (Rule::Restart, st(P::Restarting, 0, 0, 0, 0, 0, 1), f.clone(), Some(P::Restarting), 2),
+            (Rule::Enter(P::Completing), st(P::Running, 0, 3, 0, 0, 0, 0), f.clone(), Some(P::Completing), 0),
+            (Rule::Enter(P::Terminating), st(P::Pending, 3, 0, 0, 0, 0, 0), f.clone(), Some(P::Terminating), 0),
+            // entering the phase the job is in already is no transition
+            (Rule::Enter(P::Aborting), st(P::Aborting, 0, 0, 0, 0, 1, 0), f.clone(), None, 0),
             (Rule::Enter(P::Aborting), st(P::Running, 0, 3, 0, 0, 0, 0), f.clone(), Some(P::Aborting), 0),
             // Pending → Running once minAvailable pods ran (succeeded and failed count)
             (Rule::PendingSync, st(P::Pending, 1, 2, 0, 0, 0, 0), f.clone(), None, 0),
@@ -318,8 +375,18 @@ mod tests {
             (Rule::RunningSync, st(P::Running, 0, 0, 1, 2, 0, 0), facts(1, None), Some(P::Completed), 0),
             // Running: more pending than spare replicas → back to Pending
             (Rule::RunningSync, st(P::Running, 1, 2, 0, 0, 0, 0), f.clone(), Some(P::Pending), 0),
+            // Running: scaled to zero replicas → phase kept
+            (Rule::RunningSync, st(P::Running, 0, 0, 0, 0, 0, 0), facts_zero(), None, 0),
+            // Running: pending within the spare replicas → stays Running
+            (Rule::RunningSync, st(P::Running, 1, 2, 0, 0, 0, 0), facts(2, None), None, 0),
+            // Pending: minAvailable 1 reached by one running pod
+            (Rule::PendingSync, st(P::Pending, 2, 1, 0, 0, 0, 0), facts(1, None), Some(P::Running), 0),
             // Restarting: retries exhausted → Failed
             (Rule::Restarting, st(P::Restarting, 0, 0, 0, 1, 2, 2), f.clone(), Some(P::Failed), 2),
+            // Restarting: retries exhausted wins even with nothing terminating
+            (Rule::Restarting, st(P::Restarting, 0, 0, 0, 0, 0, 3), f.clone(), Some(P::Failed), 3),
+            // Restarting: minAvailable 2 of 3 replicas: one pod still terminating is enough
+            (Rule::Restarting, st(P::Restarting, 0, 0, 0, 0, 1, 1), facts(2, None), Some(P::Pending), 1),
             // Restarting: pods still terminating → stays
             (Rule::Restarting, st(P::Restarting, 0, 0, 0, 0, 1, 1), f.clone(), None, 1),
             // Restarting: drained enough → Pending
@@ -328,7 +395,10 @@ mod tests {
             (Rule::WhenDrained(P::Aborted), st(P::Aborting, 0, 0, 0, 0, 1, 0), f.clone(), None, 0),
             (Rule::WhenDrained(P::Aborted), st(P::Aborting, 0, 0, 2, 0, 0, 0), f.clone(), Some(P::Aborted), 0),
             (Rule::WhenDrained(P::Completed), st(P::Completing, 0, 1, 0, 0, 0, 0), f.clone(), None, 0),
+            (Rule::WhenDrained(P::Aborted), st(P::Aborting, 1, 0, 0, 0, 0, 0), f.clone(), None, 0),
+            (Rule::WhenDrained(P::Completed), st(P::Completing, 0, 0, 2, 1, 0, 0), f.clone(), Some(P::Completed), 0),
             (Rule::WhenDrained(P::Terminated), st(P::Terminating, 0, 0, 0, 0, 0, 0), f.clone(), Some(P::Terminated), 0),
+            (Rule::WhenDrained(P::Terminated), st(P::Terminating, 0, 0, 0, 0, 2, 0), f.clone(), None, 0),
         ];
         for (rule, before, facts, want, retry) in cases {
             let mut s = before.clone();
