@@ -85,6 +85,7 @@ fn readable(kind: ArgKind, v: &serde_yaml::Value) -> bool {
         ArgKind::Float => one.float("k").is_some(),
         ArgKind::Bool => one.bool("k").is_some(),
         ArgKind::Str => one.string("k").is_some(),
+        ArgKind::Duration => one.duration_ns("k").is_some(),
     }
 }
 

@@ -6,8 +6,9 @@
 //! evicted carries `status.nominatedNodeName`; a PodGroup takes the phase and conditions the
 //! scheduler wrote.
 //!
-//! Deterministic: cycle `i` (0-based) runs with seed `seed + i` and cycle number `i + 1`, and
-//! nothing else varies. It refuses threads and I/O beyond reading the input files; the wall
+//! Deterministic: cycle `i` (0-based) runs with seed `seed + i`, cycle number `i + 1` and the
+//! simulated time [`simulated_now_ms`] (the newest `creationTimestamp` of the loaded objects +
+//! `i` × [`SIMULATED_PERIOD_MS`]), and nothing else varies. It refuses threads and I/O beyond reading the input files; the wall
 //! clock is read only for [`SimTimings`], which are kept apart from the decisions
 //! ([`run_timed`]) and never feed back into them.
 
@@ -118,6 +119,29 @@ impl SimOutput {
     }
 }
 
+/// Simulated time between two cycles, ms: Volcano's default `--schedule-period` (1 s).
+pub const SIMULATED_PERIOD_MS: i64 = 1000;
+
+/// The simulated "now" of cycle `i` (0-based), ms since the Unix epoch: a cluster file is taken
+/// as a snapshot made when its newest object (Pod, PodGroup, Queue `creationTimestamp`) was
+/// created, and each cycle runs [`SIMULATED_PERIOD_MS`] after the previous one. 0 (unknown:
+/// time-based rules such as `sla`'s waiting time are off) when no object has a timestamp.
+pub fn simulated_now_ms(origin_ms: i64, i: u64) -> i64 {
+    if origin_ms <= 0 {
+        return 0;
+    }
+    origin_ms.saturating_add((i as i64).saturating_mul(SIMULATED_PERIOD_MS))
+}
+
+/// The newest `creationTimestamp` (ms) of `cluster`'s Pods, PodGroups and Queues; 0 when none
+/// has one.
+pub fn newest_creation_ms(cluster: &Cluster) -> i64 {
+    let pods = cluster.pods().map(|(_, p)| p.spec.creation_ms);
+    let groups = cluster.pod_groups().map(|(_, g)| g.spec.creation_ms);
+    let queues = cluster.queues().map(|q| q.spec.creation_ms);
+    pods.chain(groups).chain(queues).max().unwrap_or(0).max(0)
+}
+
 /// An in-memory cluster that schedules itself, one cycle per [`Simulator::step`].
 #[derive(Debug)]
 pub struct Simulator {
@@ -125,12 +149,16 @@ pub struct Simulator {
     conf: SchedulerConf,
     seed: u64,
     cycles_run: u64,
+    /// [`newest_creation_ms`] of the cluster it started from: the simulated clock's origin.
+    clock_origin_ms: i64,
 }
 
 impl Simulator {
-    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`.
+    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`; its clock starts
+    /// at the cluster's [`newest_creation_ms`].
     pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
-        Simulator { cluster, conf, seed, cycles_run: 0 }
+        let clock_origin_ms = newest_creation_ms(&cluster);
+        Simulator { cluster, conf, seed, cycles_run: 0, clock_origin_ms }
     }
 
     /// The cluster as it stands (after every applied cycle).
@@ -155,7 +183,8 @@ impl Simulator {
     /// are the same).
     pub fn step_timed(&mut self) -> (CycleReport, Vec<String>, CycleTimings) {
         let i = self.cycles_run;
-        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1 };
+        let now_ms = simulated_now_ms(self.clock_origin_ms, i);
+        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1, now_ms };
         let (decisions, timings) = timed_cycle(&self.cluster, &self.conf, &opts);
         let report = CycleReport::from_decisions(&self.cluster, &decisions);
         let deltas = deltas_for(&self.cluster, &decisions);
