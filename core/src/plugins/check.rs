@@ -256,10 +256,10 @@ mod tests {
     #[test]
     fn skipped_actions_plugins_and_flags() {
         let w = check(
-            "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: sla\n  - name: drf\n    enableHierarchy: true\n",
+            "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: tdm\n  - name: drf\n    enableHierarchy: true\n",
         );
         let got: Vec<(UnhonouredKind, &str)> = w.iter().map(|x| (x.kind, x.name.as_str())).collect();
-        assert_eq!(got, vec![(UnhonouredKind::Action, "shuffle"), (UnhonouredKind::Plugin, "sla"),]);
+        assert_eq!(got, vec![(UnhonouredKind::Action, "shuffle"), (UnhonouredKind::Plugin, "tdm"),]);
         assert!(w.iter().all(|x| x.strict));
         assert!(check("").is_empty(), "Volcano's default conf is fully honoured");
     }

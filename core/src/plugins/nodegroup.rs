@@ -19,8 +19,8 @@
 //!
 //! With `enableHierarchy`, a queue without `spec.affinity` takes its nearest ancestor's
 //! (`spec.parent`, default `root`). Arguments: `strict` (true), `enablePreferredOrder` (false).
-//! The queue annotation `volcano.sh/nodegroup-resource-limits` is not read yet (the runtime
-//! reports it).
+//! Not done: the queue annotation `volcano.sh/nodegroup-resource-limits` (per-group caps of a
+//! queue's allocation in Volcano's newest plugin) is not read.
 
 use super::k8s::PodCtx;
 use crate::conf::{ArgKind, ArgSpec, Arguments};
