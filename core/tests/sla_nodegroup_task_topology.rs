@@ -188,11 +188,10 @@ mod sla {
             g.phase = PodGroupPhase::Pending;
             c.apply(Delta::PodGroup(g)).unwrap();
         }
-        let cf = SchedulerConf::parse(
-            "actions: \"enqueue\"\ntiers:\n- plugins:\n  - name: sla\n- plugins:\n  - name: overcommit\n",
-        )
-        .unwrap()
-        .0;
+        let cf =
+            SchedulerConf::parse("actions: \"enqueue\"\ntiers:\n- plugins:\n  - name: sla\n- plugins:\n  - name: overcommit\n")
+                .unwrap()
+                .0;
         // now 00:20: a (00:00) has waited 20m ≥ 15m, b (00:10) 10m.
         let d = basalt_core::run_cycle(&c, &cf, &CycleOptions { seed: 1, cycle: 1, now_ms: 20 * MIN });
         let phase = |name: &str| {
@@ -288,7 +287,10 @@ mod nodegroup {
         assert_eq!(results(&c, &cf, "antipref"), vec![(Ok(()), -1.0), (Err(No), 0.0), (Ok(()), -1.0), (Err(NoLabel), 0.0)]);
         // No rules at all: a labelled node is refused, an unlabelled one too in strict mode.
         for q in ["empty", "unset"] {
-            assert_eq!(results(&c, &cf, q), vec![(Err(NoRules), 0.0), (Err(NoRules), 0.0), (Err(NoRules), 0.0), (Err(NoLabel), 0.0)]);
+            assert_eq!(
+                results(&c, &cf, q),
+                vec![(Err(NoRules), 0.0), (Err(NoRules), 0.0), (Err(NoRules), 0.0), (Err(NoLabel), 0.0)]
+            );
         }
         assert!(No.unresolvable() && NoRules.unresolvable() && NoLabel.unresolvable(), "preemption cannot cure them");
     }
@@ -331,9 +333,10 @@ mod nodegroup {
         ]);
         let flat = conf("nodegroup");
         assert_eq!(results(&c, &flat, "team")[1].0, Err(NoRules), "without the flag nothing is inherited");
-        let h = SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: nodegroup\n    enableHierarchy: true\n")
-            .unwrap()
-            .0;
+        let h =
+            SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: nodegroup\n    enableHierarchy: true\n")
+                .unwrap()
+                .0;
         let team: Vec<_> = results(&c, &h, "team").into_iter().map(|x| x.0).collect();
         assert_eq!(team, vec![Err(No), Ok(()), Err(No), Err(NoLabel)], "team takes eng's group b, not root's c");
         assert_eq!(results(&c, &h, "ops")[2].0, Ok(()), "a queue without a parent is under root");
@@ -390,7 +393,12 @@ mod task_topology {
         let topo = TaskTopology { affinity: groups("ps,worker"), ..Default::default() };
         let c = cluster(
             topo,
-            &[("j-ps-0", "ps", 1000, ""), ("j-worker-0", "worker", 1000, ""), ("j-worker-1", "worker", 1000, ""), ("j-x-0", "x", 1000, "")],
+            &[
+                ("j-ps-0", "ps", 1000, ""),
+                ("j-worker-0", "worker", 1000, ""),
+                ("j-worker-1", "worker", 1000, ""),
+                ("j-x-0", "x", 1000, ""),
+            ],
             &[("n1", 8), ("n2", 8), ("small", 2)],
         );
         let cf = tt_conf();
@@ -446,7 +454,11 @@ mod task_topology {
 
     #[test]
     fn bound_tasks_seed_buckets_by_node_and_the_task_order_annotation_orders_roles() {
-        let topo = TaskTopology { affinity: groups("ps,worker"), task_order: Some(vec!["worker".into(), "ps".into()]), ..Default::default() };
+        let topo = TaskTopology {
+            affinity: groups("ps,worker"),
+            task_order: Some(vec!["worker".into(), "ps".into()]),
+            ..Default::default()
+        };
         let c = cluster(
             topo,
             &[("j-ps-0", "ps", 1000, "n2"), ("j-ps-1", "ps", 1000, ""), ("j-worker-0", "worker", 1000, "")],

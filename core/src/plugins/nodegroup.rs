@@ -33,10 +33,8 @@ use crate::session::State;
 pub const NODE_GROUP_LABEL: &str = "volcano.sh/nodegroup-name";
 
 /// The `arguments` keys nodegroup reads.
-pub const ARGS: &[ArgSpec] = &[
-    ArgSpec::new("strict", ArgKind::Bool, "true"),
-    ArgSpec::new("enablePreferredOrder", ArgKind::Bool, "false"),
-];
+pub const ARGS: &[ArgSpec] =
+    &[ArgSpec::new("strict", ArgKind::Bool, "true"), ArgSpec::new("enablePreferredOrder", ArgKind::Bool, "false")];
 
 /// Volcano's `BaseScore`.
 const BASE_SCORE: f64 = 100.0;
@@ -75,9 +73,8 @@ impl NodeGroup {
     /// Reads `strict` (true) and `enablePreferredOrder` (false); `hierarchy` is the plugin's
     /// `enableHierarchy` flag.
     pub fn open(s: &State<'_>, a: &Arguments, hierarchy: bool) -> Self {
-        let mut groups: Vec<&str> = (0..s.nodes.len)
-            .filter_map(|n| s.nodes.rec[n].spec.labels.get(NODE_GROUP_LABEL).map(String::as_str))
-            .collect();
+        let mut groups: Vec<&str> =
+            (0..s.nodes.len).filter_map(|n| s.nodes.rec[n].spec.labels.get(NODE_GROUP_LABEL).map(String::as_str)).collect();
         groups.sort_unstable();
         groups.dedup();
         let index = |g: &str| groups.binary_search(&g).ok();

@@ -21,7 +21,8 @@ use crate::session::State;
 use std::cmp::Ordering;
 
 /// The `arguments` key sla reads.
-pub const ARGS: &[ArgSpec] = &[ArgSpec::new("sla-waiting-time", ArgKind::Duration, "(none: only jobs with the annotation have an SLA)")];
+pub const ARGS: &[ArgSpec] =
+    &[ArgSpec::new("sla-waiting-time", ArgKind::Duration, "(none: only jobs with the annotation have an SLA)")];
 
 /// Nanoseconds per millisecond.
 const NS_PER_MS: i64 = 1_000_000;

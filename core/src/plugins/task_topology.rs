@@ -161,8 +161,7 @@ impl Manager {
         for &(other, count) in set {
             let same = other == role;
             if !only_anti {
-                let affine =
-                    if same { self.self_affinity.contains(&role) } else { self.inter_affinity.contains(&(role, other)) };
+                let affine = if same { self.self_affinity.contains(&role) } else { self.inter_affinity.contains(&(role, other)) };
                 if affine {
                     aff += count;
                 }
@@ -187,10 +186,7 @@ impl Manager {
 /// The request score of a task (Volcano `Bucket.CalcResReq`: 1 cpu milli = 1 MiB of memory =
 /// 1 unit of any other dimension).
 fn req_score(req: &[i64]) -> f64 {
-    req.iter()
-        .enumerate()
-        .map(|(d, &v)| if d == MEMORY { v as f64 / 1024.0 / 1024.0 } else { v as f64 })
-        .sum()
+    req.iter().enumerate().map(|(d, &v)| if d == MEMORY { v as f64 / 1024.0 / 1024.0 } else { v as f64 }).sum()
 }
 
 /// The task names a job's pods carry in their names (Volcano `affinityCheck`: the

@@ -148,8 +148,10 @@ mod tests {
         let plain = convert_pod_group(&pg("metadata: {name: pg1}\nspec: {}\n")).unwrap();
         assert_eq!((plain.sla_waiting_ns, plain.task_topology), (None, None));
         for bad in ["10", "soon", "-5m", "0s"] {
-            let e = convert_pod_group(&pg(&format!("metadata: {{name: pg1, annotations: {{sla-waiting-time: '{bad}'}}}}\nspec: {{}}\n")))
-                .unwrap_err();
+            let e = convert_pod_group(&pg(&format!(
+                "metadata: {{name: pg1, annotations: {{sla-waiting-time: '{bad}'}}}}\nspec: {{}}\n"
+            )))
+            .unwrap_err();
             assert_eq!(e.field, "metadata.annotations[sla-waiting-time]", "{bad}");
             assert!(e.to_string().starts_with("PodGroup default/pg1: field metadata.annotations[sla-waiting-time]: "), "{e}");
         }
