@@ -175,8 +175,13 @@ impl Rules {
             preferred_at: vec![u32::MAX; groups],
             preferred_len: 0,
         };
-        let lists = [(&aff.required, REQUIRED), (&aff.preferred, PREFERRED), (&aff.anti_required, ANTI_REQUIRED)];
-        for (list, bit) in lists.into_iter().chain([(&aff.anti_preferred, ANTI_PREFERRED)]) {
+        let lists = [
+            (&aff.required, REQUIRED),
+            (&aff.preferred, PREFERRED),
+            (&aff.anti_required, ANTI_REQUIRED),
+            (&aff.anti_preferred, ANTI_PREFERRED),
+        ];
+        for (list, bit) in lists {
             for g in list.iter().filter_map(|g| index(g)) {
                 r.bits[g] |= bit;
             }
@@ -237,7 +242,7 @@ plugin_impl! {
         fn class_key(&self, s: &State<'a>, t: TaskIdx) -> Option<u64> {
             // The result depends on the task only through its queue's rules.
             let j = s.tasks.job[t.ix()];
-            Some(if j == NONE { u64::MAX } else { self.queue_rules.get(s.jobs.queue[j as usize] as usize).map_or(NONE, |&r| r) as u64 })
+            Some(if j == NONE { u64::MAX } else { self.queue_rules.get(s.jobs.queue[j as usize] as usize).copied().unwrap_or(NONE) as u64 })
         }
     }
 }
