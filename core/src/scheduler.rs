@@ -14,6 +14,13 @@ pub struct CycleOptions {
     pub seed: u64,
     /// Cycle number; becomes the session id written into PodGroup conditions (`transitionID`).
     pub cycle: u64,
+    /// "Now" for the cycle's time-based rules, in milliseconds since the Unix epoch; 0 means
+    /// unknown, and then every rule that needs the time is off (e.g. `sla` never permits a job
+    /// for having waited). The core reads no clock: `basalt simulate` sets the simulated time,
+    /// `basalt replay` its virtual clock, `basalt scheduler` the wall clock at cycle start
+    /// (Volcano's plugins call `time.Now()` during the cycle; one value per cycle keeps the
+    /// decisions deterministic). Copied into [`crate::session::State::now_ms`].
+    pub now_ms: i64,
 }
 
 /// Runs one cycle: open a session, run `conf.actions` in order, close.

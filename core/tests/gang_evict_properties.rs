@@ -100,7 +100,7 @@ fn run<'a>(
     conf: &'a SchedulerConf,
     seed: u64,
 ) -> (Vec<TaskStatus>, usize, Session<'a>) {
-    let mut ssn = Session::open(arena, c, conf, &CycleOptions { seed, cycle: 1 }, &basalt_core::plugins::REGISTRY);
+    let mut ssn = Session::open(arena, c, conf, &CycleOptions { seed, cycle: 1, now_ms: 0 }, &basalt_core::plugins::REGISTRY);
     let (last, rest) = conf.actions.split_last().unwrap();
     for a in rest {
         basalt_core::actions::execute(*a, &mut ssn);
@@ -197,7 +197,7 @@ proptest! {
         let c = cluster(&spec);
         let conf = conf("enqueue, allocate, gangpreempt");
         let arena = bumpalo::Bump::new();
-        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions { seed: spec.seed, cycle: 1 }, &basalt_core::plugins::REGISTRY);
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions { seed: spec.seed, cycle: 1, now_ms: 0 }, &basalt_core::plugins::REGISTRY);
         basalt_core::actions::execute(ActionKind::Enqueue, &mut ssn);
         basalt_core::actions::execute(ActionKind::Allocate, &mut ssn);
         let settings = Settings { max_domains: 8, allow_whole_bundle: true };

@@ -12,7 +12,7 @@ fn mask(fns: &[Fn]) -> u32 {
 #[test]
 fn each_plugin_registers_what_it_implements() {
     let conf = SchedulerConf::parse(
-        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n  - name: rescheduling\n",
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n  - name: rescheduling\n  - name: sla\n  - name: nodegroup\n  - name: task-topology\n",
     )
     .unwrap()
     .0;
@@ -39,13 +39,18 @@ fn each_plugin_registers_what_it_implements() {
             mask(&[QueueOrder, Allocatable, JobEnqueueable, Preemptive, Reclaimable, UnifiedEvictable, VictimQueueOrder]),
         ),
         ("rescheduling", mask(&[VictimTasks])),
+        // Volcano registers the same permit function as JobEnqueueable and JobPipelined.
+        ("sla", mask(&[JobOrder, JobEnqueueable, JobPipelined])),
+        ("nodegroup", mask(&[Predicate, NodeOrder])),
+        // An AllocateFunc only: Volcano's task-topology has no DeallocateFunc.
+        ("task-topology", mask(&[TaskOrder, NodeOrder, EventHandler])),
     ];
     assert_eq!(got, want);
 }
 
 #[test]
 fn a_plugin_missing_from_the_registry_is_skipped() {
-    let conf = SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: sla\n  - name: gang\n").unwrap().0;
+    let conf = SchedulerConf::parse("actions: \"allocate\"\ntiers:\n- plugins:\n  - name: tdm\n  - name: gang\n").unwrap().0;
     assert_eq!(conf.tiers[0].plugins.len(), 2, "the conf keeps Volcano plugins Basalt lacks, for the report");
     let c = Cluster::new();
     let arena = bumpalo::Bump::new();
@@ -59,7 +64,7 @@ fn the_cycle_observer_sees_each_plugin_open_and_close_in_tier_order() {
     use basalt_core::conf::ActionKind;
     use basalt_core::scheduler::{run_cycle_observed, CyclePhase};
     let conf = SchedulerConf::parse(
-        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: sla\n- plugins:\n  - name: proportion\n",
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n- plugins:\n  - name: proportion\n",
     )
     .unwrap()
     .0;
@@ -81,7 +86,7 @@ fn the_cycle_observer_sees_each_plugin_open_and_close_in_tier_order() {
             PluginClosed("proportion"),
             Closed,
         ],
-        "sla is not in the registry: no phase of its own"
+        "tdm is not in the registry: no phase of its own"
     );
     assert_eq!(d, basalt_core::run_cycle(&c, &conf, &CycleOptions::default()), "observing changes nothing");
 }

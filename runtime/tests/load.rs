@@ -466,7 +466,7 @@ fn cli_strict_refuses_what_is_not_implemented_and_lists_it_otherwise() {
     let conf = write(
         &dir,
         "partial.conf",
-        "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: gang\n  - name: sla\n  - name: rescheduling\n    arguments: {interval: 5m}\n- plugins:\n  - name: nodeorder\n    arguments: {leastrequsted.weight: 2, mostrequested.weight: \"two\"}\n",
+        "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n  - name: rescheduling\n    arguments: {interval: 5m}\n- plugins:\n  - name: nodeorder\n    arguments: {leastrequsted.weight: 2, mostrequested.weight: \"two\"}\n",
     )
     .display()
     .to_string();
@@ -481,7 +481,7 @@ fn cli_strict_refuses_what_is_not_implemented_and_lists_it_otherwise() {
     assert_eq!(
         names,
         vec![
-            ("plugin", "sla"),
+            ("plugin", "tdm"),
             ("argument", "rescheduling.interval"),
             ("argument", "nodeorder.leastrequsted.weight"),
             ("argument", "nodeorder.mostrequested.weight")
@@ -491,13 +491,13 @@ fn cli_strict_refuses_what_is_not_implemented_and_lists_it_otherwise() {
     let out = basalt(&["simulate", "--cluster", &cluster, "--conf", &conf]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("Not honoured by this Basalt version"), "{text}");
-    assert!(text.contains("plugin \"sla\" is not implemented"), "{text}");
+    assert!(text.contains("plugin \"tdm\" is not implemented"), "{text}");
     // With --strict: exit 2 naming each unimplemented item; the mistyped value (Volcano's
     // default is used, as Volcano does) is not among them.
     let out = basalt(&["simulate", "--cluster", &cluster, "--conf", &conf, "--strict"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    for want in ["argument \"interval\"", "sla", "leastrequsted.weight"] {
+    for want in ["argument \"interval\"", "tdm", "leastrequsted.weight"] {
         assert!(err.contains(want), "{want} in {err}");
     }
     assert!(!err.contains("\"two\""), "{err}");

@@ -34,6 +34,16 @@ impl Arguments {
         }
     }
 
+    /// A positive Go duration (`time.ParseDuration`, e.g. `1h2m3s`) given as a YAML string,
+    /// in nanoseconds. `None` when absent, not a string (Volcano's sla asserts `.(string)`), not
+    /// a duration, or not positive.
+    pub fn duration_ns(&self, key: &str) -> Option<i64> {
+        match self.0.get(key)? {
+            serde_yaml::Value::String(s) => parse_go_duration_ns(s).filter(|&d| d > 0),
+            _ => None,
+        }
+    }
+
     /// Keys in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
@@ -55,6 +65,8 @@ pub enum ArgKind {
     /// Structured YAML (a list or map), read by the plugin itself (e.g. rescheduling's
     /// `strategies`).
     Yaml,
+    /// A YAML string holding a positive Go duration ([`parse_go_duration_ns`]).
+    Duration,
 }
 
 impl ArgKind {
@@ -66,6 +78,7 @@ impl ArgKind {
             ArgKind::Bool => "true or false",
             ArgKind::Str => "a string",
             ArgKind::Yaml => "a YAML list or map",
+            ArgKind::Duration => "a positive duration string such as \"1h30m\"",
         }
     }
 }
@@ -125,5 +138,107 @@ impl ArgSpec {
         } else {
             key == self.key
         }
+    }
+}
+
+/// Go's `time.ParseDuration` in nanoseconds: an optional sign, then one or more decimal numbers
+/// (fraction allowed) each with a unit `ns`, `us` (`µs`, `μs`), `ms`, `s`, `m`, `h`, e.g.
+/// `1h2m3s4ms5µs6ns` or `1.5h`; `0` alone is zero. `None` for anything else or a value beyond
+/// ±2^63 ns (about 292 years), as Go refuses it.
+pub fn parse_go_duration_ns(s: &str) -> Option<i64> {
+    let (neg, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if rest == "0" {
+        return Some(0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: u128 = 0;
+    while !rest.is_empty() {
+        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let (int_part, after) = rest.split_at(int_len);
+        let (frac_part, after) = match after.strip_prefix('.') {
+            Some(a) => {
+                let n = a.bytes().take_while(u8::is_ascii_digit).count();
+                a.split_at(n)
+            }
+            None => ("", after),
+        };
+        if int_part.is_empty() && frac_part.is_empty() {
+            return None;
+        }
+        let unit_len = after.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        let scale: u128 = match unit {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return None,
+        };
+        let int: u128 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
+        let mut value = int.checked_mul(scale)?;
+        // The fraction, digit by digit, truncated to whole nanoseconds as Go does.
+        let mut place = scale;
+        for d in frac_part.bytes() {
+            place /= 10;
+            if place == 0 {
+                break;
+            }
+            value += u128::from(d - b'0') * place;
+        }
+        total = total.checked_add(value)?;
+        if total > 1u128 << 63 {
+            return None;
+        }
+        rest = after;
+    }
+    if neg {
+        Some((total as i128).wrapping_neg() as i64)
+    } else {
+        i64::try_from(total).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations_parse_as_go_parses_them() {
+        let ok = [
+            ("0", 0),
+            ("1ns", 1),
+            ("1h2m3s4ms5us6ns", 3_723_004_005_006),
+            ("1h2m3s4ms5\u{b5}s6ns", 3_723_004_005_006),
+            ("1.5h", 5_400_000_000_000),
+            (".5s", 500_000_000),
+            ("-2m", -120_000_000_000),
+            ("+3s", 3_000_000_000),
+            ("1.0000000001s", 1_000_000_000),
+        ];
+        for (s, want) in ok {
+            assert_eq!(parse_go_duration_ns(s), Some(want), "{s}");
+        }
+        for bad in ["", "1", "5", "h", "1x", "1.s.", "--1s", "1h-2m", "300000000h", "0s1"] {
+            assert_eq!(parse_go_duration_ns(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn duration_argument_is_a_positive_duration_string() {
+        let a: Arguments = serde_yaml::from_str("{a: 10m, b: 600, c: -1s, d: 0s, e: nope}").unwrap();
+        assert_eq!(a.duration_ns("a"), Some(600_000_000_000));
+        assert_eq!(a.duration_ns("b"), None, "a YAML integer is not a string: Volcano's .(string) fails");
+        assert_eq!(a.duration_ns("c"), None);
+        assert_eq!(a.duration_ns("d"), None);
+        assert_eq!(a.duration_ns("e"), None);
+        assert_eq!(a.duration_ns("missing"), None);
     }
 }

@@ -6,7 +6,7 @@ mod args;
 mod flags;
 mod parse;
 
-pub use args::{ArgKind, ArgSpec, Arguments};
+pub use args::{parse_go_duration_ns, ArgKind, ArgSpec, Arguments};
 pub use flags::{EnableFlags, Flag};
 pub use parse::{ConfError, ConfWarning};
 

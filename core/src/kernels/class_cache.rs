@@ -61,6 +61,8 @@ pub enum Pick {
 
 struct Class {
     rep: TaskIdx,
+    /// [`Plugins::class_key`] of the class's tasks.
+    pkey: u64,
     hash: u64,
     pos: usize,
     last_used: u64,
@@ -382,10 +384,13 @@ impl ClassCache {
 
     fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx) -> Option<usize> {
         let s = &ssn.state;
-        let h = class_hash(&self.hasher, s, t);
+        // The plugins' own part of the task's identity (queue node groups, task-topology
+        // buckets); a task whose results depend on untracked session state has none.
+        let pkey = ssn.plugins.class_key(s, t)?;
+        let h = class_hash(&self.hasher, s, t) ^ pkey.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         if let Some(list) = self.index.get(&h) {
             for &ci in list {
-                if same_class(s, self.classes[ci].rep, t) {
+                if self.classes[ci].pkey == pkey && same_class(s, self.classes[ci].rep, t) {
                     return Some(ci);
                 }
             }
@@ -398,6 +403,7 @@ impl ClassCache {
         let slot = if self.classes.len() < limit {
             self.classes.push(Class {
                 rep: t,
+                pkey,
                 hash: h,
                 pos: 0,
                 last_used: self.clock,
@@ -416,6 +422,7 @@ impl ClassCache {
             }
             let c = &mut self.classes[ci];
             c.rep = t;
+            c.pkey = pkey;
             c.hash = h;
             c.eligible = eligible;
             ci

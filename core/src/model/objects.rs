@@ -231,6 +231,28 @@ pub struct PodGroupSpec {
     pub conditions: Vec<PodGroupCondition>,
     /// Annotation/label `volcano.sh/preemptable` (jobs default to false).
     pub preemptable: bool,
+    /// Annotation `sla-waiting-time` (a Go duration such as `1h2m3s`), in nanoseconds: how long
+    /// the job may wait before the `sla` plugin admits it (volcano-behaviour.md §3 sla). `None`
+    /// when unset; the runtime refuses a value that is not a positive duration.
+    pub sla_waiting_ns: Option<i64>,
+    /// Annotations `volcano.sh/task-topology-affinity`, `-anti-affinity` and `-task-order`
+    /// (the `task-topology` plugin); `None` when none of the three is set.
+    pub task_topology: Option<TaskTopology>,
+}
+
+/// A job's task topology, from its PodGroup's annotations (Volcano `TaskTopology`): groups of
+/// task names (`volcano.sh/task-spec`) that should share a node (`affinity`) or not
+/// (`anti_affinity`), and the order the job's tasks are placed in. Each annotation is split as
+/// Volcano splits it: groups by `;`, names by `,`, kept verbatim (empty names included, which
+/// the plugin skips).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TaskTopology {
+    /// `volcano.sh/task-topology-affinity` (`None` when the annotation is absent).
+    pub affinity: Option<Vec<Vec<String>>>,
+    /// `volcano.sh/task-topology-anti-affinity`.
+    pub anti_affinity: Option<Vec<Vec<String>>>,
+    /// `volcano.sh/task-topology-task-order` (`a,b,c`: `a` first).
+    pub task_order: Option<Vec<String>>,
 }
 
 /// Queue state (`status.state`).
@@ -277,6 +299,24 @@ pub struct QueueSpec {
     pub hierarchy_weights: String,
     /// `status.state`.
     pub state: QueueState,
+    /// `spec.affinity`: the node groups (node label `volcano.sh/nodegroup-name`) the queue's
+    /// jobs may, should or must not use (the `nodegroup` plugin); `None` when unset.
+    pub node_group_affinity: Option<NodeGroupAffinity>,
+}
+
+/// A Queue's `spec.affinity` (Volcano `Affinity`): node group names per rule. An absent rule is
+/// an empty list.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NodeGroupAffinity {
+    /// `nodeGroupAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    pub required: Vec<String>,
+    /// `nodeGroupAffinity.preferredDuringSchedulingIgnoredDuringExecution`, in the order given
+    /// (`enablePreferredOrder` scores earlier groups higher).
+    pub preferred: Vec<String>,
+    /// `nodeGroupAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    pub anti_required: Vec<String>,
+    /// `nodeGroupAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
+    pub anti_preferred: Vec<String>,
 }
 
 /// A PriorityClass (`scheduling.k8s.io/v1`).

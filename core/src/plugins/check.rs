@@ -86,6 +86,7 @@ fn readable(kind: ArgKind, v: &serde_yaml::Value) -> bool {
         ArgKind::Bool => one.bool("k").is_some(),
         ArgKind::Str => one.string("k").is_some(),
         ArgKind::Yaml => v.is_sequence() || v.is_mapping(),
+        ArgKind::Duration => one.duration_ns("k").is_some(),
     }
 }
 
@@ -256,11 +257,11 @@ mod tests {
     #[test]
     fn skipped_actions_plugins_and_flags() {
         let w = check(
-            "actions: \"enqueue, allocate, shuffle, gangpreempt, gangreclaim\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: sla\n  - name: drf\n    enableHierarchy: true\n  - name: rescheduling\n    arguments: {interval: 5m}\n",
+            "actions: \"enqueue, allocate, shuffle, gangpreempt, gangreclaim\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: tdm\n  - name: drf\n    enableHierarchy: true\n  - name: rescheduling\n    arguments: {interval: 5m}\n",
         );
         let got: Vec<(UnhonouredKind, &str)> = w.iter().map(|x| (x.kind, x.name.as_str())).collect();
         // Every Volcano action runs; rescheduling's `interval` is accepted without effect.
-        assert_eq!(got, vec![(UnhonouredKind::Plugin, "sla"), (UnhonouredKind::Argument, "rescheduling.interval")]);
+        assert_eq!(got, vec![(UnhonouredKind::Plugin, "tdm"), (UnhonouredKind::Argument, "rescheduling.interval")]);
         assert!(w.iter().all(|x| x.strict));
         assert!(check("").is_empty(), "Volcano's default conf is fully honoured");
     }

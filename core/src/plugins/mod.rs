@@ -32,12 +32,15 @@ pub mod drf;
 mod drf_hierarchy;
 pub mod gang;
 pub mod k8s;
+pub mod nodegroup;
 pub mod nodeorder;
 pub mod overcommit;
 pub mod predicates;
 pub mod priority;
 pub mod proportion;
 pub mod rescheduling;
+pub mod sla;
+pub mod task_topology;
 
 use crate::conf::{Flag, PluginOption};
 use crate::session::fit::Reason;
@@ -335,6 +338,15 @@ pub trait Plugin<'a>: Send + Sync {
     fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
     /// Session close (Volcano `OnSessionClose`).
     fn on_close(&mut self, s: &mut State<'a>) {}
+    /// Task `t`'s identity for the class path ([`crate::kernels::class_cache`]) beyond its pod's
+    /// requests and static constraints: tasks with the same pod constraints and the same key
+    /// get the same predicate result and node score from this plugin on every node whose
+    /// accounting did not change. `None`: `t`'s result depends on session state the class path
+    /// does not track, so `t` takes the plain scan. Default `Some(0)`: it depends on the pod
+    /// only. Not a registered function.
+    fn class_key(&self, s: &State<'a>, t: TaskIdx) -> Option<u64> {
+        Some(0)
+    }
 }
 
 /// Builds a plugin for a session from its conf entry (Volcano `OnSessionOpen`).
@@ -405,6 +417,15 @@ fn b_rescheduling<'a>(o: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + '
 fn b_binpack<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(binpack::Binpack::open(s, &o.arguments))
 }
+fn b_sla<'a>(o: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(sla::Sla::open(&o.arguments))
+}
+fn b_nodegroup<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(nodegroup::NodeGroup::open(s, &o.arguments, o.flags.on(Flag::Hierarchy)))
+}
+fn b_task_topology<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(task_topology::TaskTopology::open(s, &o.arguments))
+}
 
 /// The plugins Basalt implements.
 pub static REGISTRY: Registry = Registry {
@@ -420,5 +441,8 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "nodeorder", build: b_nodeorder, args: nodeorder::ARGS },
         Entry { name: "binpack", build: b_binpack, args: binpack::ARGS },
         Entry { name: "rescheduling", build: b_rescheduling, args: rescheduling::ARGS },
+        Entry { name: "sla", build: b_sla, args: sla::ARGS },
+        Entry { name: "nodegroup", build: b_nodegroup, args: nodegroup::ARGS },
+        Entry { name: "task-topology", build: b_task_topology, args: task_topology::ARGS },
     ],
 };

@@ -29,6 +29,12 @@ pub enum Reason {
     Spread,
     /// `node(s) didn't match pod topology spread constraints (missing required label)`.
     SpreadMissingLabel,
+    /// `node group label not found` (nodegroup: the node has no `volcano.sh/nodegroup-name`).
+    NodeGroupLabelNotFound,
+    /// `node group affinity not specified` (nodegroup: the job's queue has no node group rules).
+    NodeGroupAffinityNotFound,
+    /// `node does not satisfy the node group affinity` (nodegroup).
+    NodeGroupUnsatisfied,
 }
 
 impl Reason {
@@ -41,6 +47,9 @@ impl Reason {
                 | Reason::Taint(..)
                 | Reason::PodAffinity
                 | Reason::SpreadMissingLabel
+                | Reason::NodeGroupLabelNotFound
+                | Reason::NodeGroupAffinityNotFound
+                | Reason::NodeGroupUnsatisfied
         )
     }
 
@@ -58,6 +67,9 @@ impl Reason {
             Reason::ExistingAntiAffinity => "node(s) didn't satisfy existing pods anti-affinity rules".into(),
             Reason::Spread => "node(s) didn't match pod topology spread constraints".into(),
             Reason::SpreadMissingLabel => "node(s) didn't match pod topology spread constraints (missing required label)".into(),
+            Reason::NodeGroupLabelNotFound => "node group label not found".into(),
+            Reason::NodeGroupAffinityNotFound => "node group affinity not specified".into(),
+            Reason::NodeGroupUnsatisfied => "node does not satisfy the node group affinity".into(),
         }
     }
 }

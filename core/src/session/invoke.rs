@@ -211,6 +211,17 @@ impl<'a> Plugins<'a> {
         }
     }
 
+    /// The class-path identity of task `t` from every plugin whose predicate or node order is
+    /// active ([`Plugin::class_key`]), combined; `None` when one of them has none.
+    pub fn class_key(&self, s: &State<'a>, t: TaskIdx) -> Option<u64> {
+        let mask = Fn::Predicate.bit() | Fn::NodeOrder.bit() | Fn::BatchNodeOrder.bit();
+        let mut key = 0u64;
+        for slot in self.tiers.iter().flatten().filter(|x| x.active & mask != 0) {
+            key = key.rotate_left(17) ^ slot.plugin.class_key(s, t)?;
+        }
+        Some(key)
+    }
+
     /// Overused: OR.
     pub fn overused(&self, s: &State<'a>, q: QueueIdx) -> bool {
         self.each(Fn::Overused).any(|p| p.overused(s, q))

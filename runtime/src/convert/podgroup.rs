@@ -3,14 +3,56 @@
 use super::resources::resource_list;
 use super::{creation_ms, namespace, preemptable, required_name, ConvertError, ObjRef};
 use crate::crd;
-use basalt_core::model::{PodGroupCondition, PodGroupPhase, PodGroupSpec};
+use basalt_core::model::{PodGroupCondition, PodGroupPhase, PodGroupSpec, TaskTopology};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+/// PodGroup annotation: the job's SLA waiting time (a Go duration), read by the `sla` plugin.
+pub const SLA_WAITING_TIME: &str = "sla-waiting-time";
+/// PodGroup annotations of the `task-topology` plugin.
+pub const TASK_TOPOLOGY_AFFINITY: &str = "volcano.sh/task-topology-affinity";
+/// See [`TASK_TOPOLOGY_AFFINITY`].
+pub const TASK_TOPOLOGY_ANTI_AFFINITY: &str = "volcano.sh/task-topology-anti-affinity";
+/// See [`TASK_TOPOLOGY_AFFINITY`].
+pub const TASK_TOPOLOGY_TASK_ORDER: &str = "volcano.sh/task-topology-task-order";
+
+fn annotation<'m>(meta: &'m ObjectMeta, key: &str) -> Option<&'m str> {
+    meta.annotations.as_ref().and_then(|a| a.get(key)).map(String::as_str)
+}
+
+/// Annotation `sla-waiting-time` in nanoseconds (Volcano `extractWaitingTime`). Errors: not a
+/// Go duration, or not positive (Volcano logs these and treats the job as having no SLA;
+/// Basalt refuses the PodGroup so the mistake is seen).
+fn sla_waiting_ns(obj: ObjRef<'_>, meta: &ObjectMeta) -> Result<Option<i64>, ConvertError> {
+    let Some(v) = annotation(meta, SLA_WAITING_TIME) else { return Ok(None) };
+    let field = format!("metadata.annotations[{SLA_WAITING_TIME}]");
+    match basalt_core::conf::parse_go_duration_ns(v) {
+        Some(d) if d > 0 => Ok(Some(d)),
+        Some(_) => Err(obj.error(field, format!("must be a positive duration, got {v:?}"))),
+        None => Err(obj.error(field, format!("not a duration such as \"1h30m\": {v:?}"))),
+    }
+}
+
+/// The task-topology annotations, split as Volcano splits them (groups by `;`, names by `,`);
+/// `None` when none is set. Which names are tasks of the job is checked by the plugin, which
+/// sees the job's pods.
+fn task_topology(meta: &ObjectMeta) -> Option<TaskTopology> {
+    let groups = |key| annotation(meta, key).map(|v| v.split(';').map(|g| g.split(',').map(str::to_string).collect()).collect());
+    let t = TaskTopology {
+        affinity: groups(TASK_TOPOLOGY_AFFINITY),
+        anti_affinity: groups(TASK_TOPOLOGY_ANTI_AFFINITY),
+        task_order: annotation(meta, TASK_TOPOLOGY_TASK_ORDER).map(|v| v.split(',').map(str::to_string).collect()),
+    };
+    (t.affinity.is_some() || t.anti_affinity.is_some() || t.task_order.is_some()).then_some(t)
+}
 
 /// Converts a PodGroup.
 ///
 /// Namespace defaults to `default`, `uid` to `<ns>/<name>`, `minMember` to 0, `queue` stays
 /// empty when unset (the core uses the default queue). `preemptable` comes from annotation,
-/// else label, `volcano.sh/preemptable` (jobs default to false). Errors: missing name,
-/// negative `minMember`, malformed `minResources`, unknown `status.phase`.
+/// else label, `volcano.sh/preemptable` (jobs default to false); annotation `sla-waiting-time`
+/// and the `volcano.sh/task-topology-*` annotations are read for the sla and task-topology
+/// plugins. Errors: missing name, negative `minMember`, malformed `minResources`, unknown
+/// `status.phase`, an `sla-waiting-time` that is not a positive Go duration.
 pub fn convert_pod_group(pg: &crd::PodGroup) -> Result<PodGroupSpec, ConvertError> {
     let meta = &pg.metadata;
     let name = required_name("PodGroup", meta)?;
@@ -22,6 +64,7 @@ pub fn convert_pod_group(pg: &crd::PodGroup) -> Result<PodGroupSpec, ConvertErro
     if min_member < 0 {
         return Err(obj.error("spec.minMember", format!("must be >= 0, got {min_member}")));
     }
+    let sla_waiting_ns = sla_waiting_ns(obj, meta)?;
     let min_resources = spec.min_resources.as_ref().map(|l| resource_list(obj, "spec.minResources", Some(l))).transpose()?;
     let status = pg.status.clone().unwrap_or_default();
     let phase_str = status.phase.as_deref().unwrap_or("");
@@ -50,6 +93,8 @@ pub fn convert_pod_group(pg: &crd::PodGroup) -> Result<PodGroupSpec, ConvertErro
         phase,
         conditions,
         preemptable: preemptable(meta, false),
+        sla_waiting_ns,
+        task_topology: task_topology(meta),
         namespace: ns,
         name,
     })
@@ -87,6 +132,29 @@ mod tests {
         assert_eq!(got.conditions[0].kind, "Scheduled");
         assert_eq!(got.conditions[0].transition_id, "7");
         assert!(got.preemptable);
+    }
+
+    #[test]
+    fn sla_and_task_topology_annotations() {
+        let got = convert_pod_group(&pg(
+            "metadata: {name: pg1, annotations: {sla-waiting-time: 1h2m, volcano.sh/task-topology-affinity: 'ps,worker;chief', volcano.sh/task-topology-task-order: 'ps,worker'}}\nspec: {}\n",
+        ))
+        .unwrap();
+        assert_eq!(got.sla_waiting_ns, Some(3_720_000_000_000));
+        let t = got.task_topology.unwrap();
+        assert_eq!(t.affinity, Some(vec![vec!["ps".to_string(), "worker".to_string()], vec!["chief".to_string()]]));
+        assert_eq!(t.anti_affinity, None);
+        assert_eq!(t.task_order, Some(vec!["ps".to_string(), "worker".to_string()]));
+        let plain = convert_pod_group(&pg("metadata: {name: pg1}\nspec: {}\n")).unwrap();
+        assert_eq!((plain.sla_waiting_ns, plain.task_topology), (None, None));
+        for bad in ["10", "soon", "-5m", "0s"] {
+            let e = convert_pod_group(&pg(&format!(
+                "metadata: {{name: pg1, annotations: {{sla-waiting-time: '{bad}'}}}}\nspec: {{}}\n"
+            )))
+            .unwrap_err();
+            assert_eq!(e.field, "metadata.annotations[sla-waiting-time]", "{bad}");
+            assert!(e.to_string().starts_with("PodGroup default/pg1: field metadata.annotations[sla-waiting-time]: "), "{e}");
+        }
     }
 
     #[test]

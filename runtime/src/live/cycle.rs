@@ -271,7 +271,12 @@ impl Scheduler {
     /// Runs one cycle with `conf` and queues its API work on `out`.
     pub fn run_cycle(&mut self, conf: &SchedulerConf, out: &dyn Outputs) -> CycleSummary {
         let t0 = Instant::now();
-        let opts = CycleOptions { seed: self.seed.wrapping_add(self.cycles), cycle: self.cycle_base + self.cycles + 1 };
+        // "Now" for the time-based plugin rules (sla): the wall clock at cycle start.
+        let opts = CycleOptions {
+            seed: self.seed.wrapping_add(self.cycles),
+            cycle: self.cycle_base + self.cycles + 1,
+            now_ms: epoch_ms(),
+        };
         self.cycles += 1;
         self.mirror.cluster.prepare(&conf.options.default_queue);
         let mut summary = CycleSummary::default();

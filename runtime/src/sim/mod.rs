@@ -11,8 +11,11 @@
 //! `(k − 1) ×` [`SimOptions::schedule_period_ms`] of virtual time, and the simulation runs
 //! until every Job has finished (at most [`SimOptions::until_jobs_finished`] cycles).
 //!
-//! Deterministic: cycle `i` (0-based) runs with seed `seed + i` and cycle number `i + 1`, and
-//! nothing else varies. It refuses threads and I/O beyond reading the input files; the wall
+//! Deterministic: cycle `i` (0-based) runs with seed `seed + i`, cycle number `i + 1` and the
+//! simulated time [`simulated_now_ms`] (without Jobs: the newest `creationTimestamp` of the
+//! loaded objects + `i` periods; with Jobs: the Jobs' virtual time, `i` periods from the Unix
+//! epoch, the clock the controller and kubelet stamp their objects with), and nothing else
+//! varies. It refuses threads and I/O beyond reading the input files; the wall
 //! clock is read only for [`SimTimings`], which are kept apart from the decisions
 //! ([`run_timed`]) and never feed back into them.
 
@@ -167,6 +170,30 @@ impl SimOutput {
     }
 }
 
+/// Simulated time between two cycles, ms: Volcano's default `--schedule-period` (1 s).
+pub const SIMULATED_PERIOD_MS: i64 = 1000;
+
+/// The simulated "now" of cycle `i` (0-based), ms since the Unix epoch: a cluster file is taken
+/// as a snapshot made when its newest object (Pod, PodGroup, Queue `creationTimestamp`) was
+/// created, and each cycle runs `period_ms` (default [`SIMULATED_PERIOD_MS`]) after the
+/// previous one. 0 (unknown: time-based rules such as `sla`'s waiting time are off) when no
+/// object has a timestamp.
+pub fn simulated_now_ms(origin_ms: i64, i: u64, period_ms: i64) -> i64 {
+    if origin_ms <= 0 {
+        return 0;
+    }
+    origin_ms.saturating_add((i as i64).saturating_mul(period_ms))
+}
+
+/// The newest `creationTimestamp` (ms) of `cluster`'s Pods, PodGroups and Queues; 0 when none
+/// has one.
+pub fn newest_creation_ms(cluster: &Cluster) -> i64 {
+    let pods = cluster.pods().map(|(_, p)| p.spec.creation_ms);
+    let groups = cluster.pod_groups().map(|(_, g)| g.spec.creation_ms);
+    let queues = cluster.queues().map(|q| q.spec.creation_ms);
+    pods.chain(groups).chain(queues).max().unwrap_or(0).max(0)
+}
+
 /// An in-memory cluster that schedules itself, one cycle per [`Simulator::step`].
 #[derive(Debug)]
 pub struct Simulator {
@@ -176,12 +203,16 @@ pub struct Simulator {
     cycles_run: u64,
     jobs: Option<jobs::JobWorld>,
     period_ms: i64,
+    /// [`newest_creation_ms`] of the cluster it started from: the simulated clock's origin.
+    clock_origin_ms: i64,
 }
 
 impl Simulator {
-    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`.
+    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`; its clock starts
+    /// at the cluster's [`newest_creation_ms`].
     pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
-        Simulator { cluster, conf, seed, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS }
+        let clock_origin_ms = newest_creation_ms(&cluster);
+        Simulator { cluster, conf, seed, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS, clock_origin_ms }
     }
 
     /// Runs `jobs` with the job controller's logic beside the scheduler, a cycle every
@@ -225,7 +256,8 @@ impl Simulator {
             j.kubelet(&mut self.cluster, i + 1, t_ms);
             transitions = j.control(&mut self.cluster, i + 1, t_ms);
         }
-        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1 };
+        let now_ms = if self.jobs.is_some() { t_ms } else { simulated_now_ms(self.clock_origin_ms, i, self.period_ms) };
+        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1, now_ms };
         let (decisions, timings) = timed_cycle(&self.cluster, &self.conf, &opts);
         let mut report = CycleReport::from_decisions(&self.cluster, &decisions);
         report.jobs = transitions;
