@@ -66,7 +66,7 @@ fn shapes() -> Vec<WorkloadSpec> {
 
 fn bench(c: &mut Criterion) {
     let conf = SchedulerConf::default();
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     let mut g = c.benchmark_group("allocate");
     g.sample_size(10).measurement_time(Duration::from_secs(10)).warm_up_time(Duration::from_millis(500));
     for s in shapes() {

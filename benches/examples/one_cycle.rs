@@ -21,7 +21,7 @@ fn main() {
     let spec = WorkloadSpec { nodes, pods, gang: 10, queues: 4, variant, seed: 1 };
     let c = basalt_benches::cluster(&spec);
     let conf = SchedulerConf::default();
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     // BASALT_REPEAT=k runs the cycle k times (one report each), for profilers.
     let repeat: usize = std::env::var("BASALT_REPEAT").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
     for _ in 0..repeat {

@@ -27,7 +27,7 @@ fn main() {
     let mut c = basalt_benches::cluster(&spec);
     let conf = SchedulerConf::default();
     let dq = conf.options.default_queue.clone();
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     let mut arena = bumpalo::Bump::new();
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
     let cold = median(

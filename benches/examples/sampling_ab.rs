@@ -32,7 +32,7 @@ fn main() {
     c.prepare(&full.options.default_queue);
     let mut sampled = full.clone();
     sampled.options.percentage_nodes_to_find = 0;
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     let only = std::env::var("ONLY").ok();
     let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(1).build() else {
         eprintln!("error: cannot start a worker thread");

@@ -14,6 +14,10 @@ pub struct CycleOptions {
     pub seed: u64,
     /// Cycle number; becomes the session id written into PodGroup conditions (`transitionID`).
     pub cycle: u64,
+    /// The cycle's "now", ms since the Unix epoch, supplied by the caller (the core reads no
+    /// clock): simulated time in `basalt simulate`, the wall clock at cycle start in the live
+    /// scheduler. 0 = unknown: time-based rules (`cdp`'s cooldown) are then off.
+    pub now_ms: i64,
 }
 
 /// Runs one cycle: open a session, run `conf.actions` in order, close.

@@ -378,7 +378,7 @@ mod tests {
             assert!(pipe.len() >= 3, "seed {seed}: only {} pipelined tasks generated", pipe.len());
             let mut conf = SchedulerConf::default();
             conf.options.class_cache = false;
-            let d = run_cycle(&c, &conf, &CycleOptions { seed, cycle: 1 });
+            let d = run_cycle(&c, &conf, &CycleOptions { seed, cycle: 1, now_ms: 0 });
             assert!(d.binds.iter().all(|b| !pipe.contains(&b.pod)), "seed {seed}: a pipelined task fitted idle GPUs");
             for id in &pipe {
                 let name = &c.pod(*id).expect("pod").spec.name;

@@ -42,7 +42,7 @@ fn run(spec: &MixedSpec, conf: &SchedulerConf, path: Path, cycles: u64) -> Vec<D
             if path.kept_layout {
                 c.prepare(&conf.options.default_queue);
             }
-            let d = run_cycle(&c, &conf, &CycleOptions { seed: spec.seed + cycle, cycle });
+            let d = run_cycle(&c, &conf, &CycleOptions { seed: spec.seed + cycle, cycle, now_ms: 0 });
             let next = next_cycle(&c, &d, spec.seed * 31 + cycle, 100_000 * (cycle as usize + 1), spec.jobs / 4);
             for delta in next {
                 c.apply(delta).expect("next-cycle objects are valid");

@@ -62,7 +62,7 @@ fn cycle_with(conf: &SchedulerConf, deltas: Vec<Delta>) -> (Cluster, Decisions) 
     for d in deltas {
         c.apply(d).expect("valid object");
     }
-    let d = run_cycle(&c, conf, &CycleOptions { seed: 1, cycle: 1 });
+    let d = run_cycle(&c, conf, &CycleOptions { seed: 1, cycle: 1, now_ms: 0 });
     (c, d)
 }
 

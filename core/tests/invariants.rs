@@ -83,7 +83,7 @@ proptest! {
     fn no_overcommit_and_gangs_all_or_nothing(spec in spec(), scarce in any::<bool>(), binpack in any::<bool>()) {
         let c = cluster(&spec, scarce);
         let conf = if binpack { SchedulerConf::parse(CONF_BINPACK).unwrap().0 } else { SchedulerConf::default() };
-        let d = run_cycle(&c, &conf, &CycleOptions { seed: spec.seed, cycle: 1 });
+        let d = run_cycle(&c, &conf, &CycleOptions { seed: spec.seed, cycle: 1, now_ms: 0 });
         check_capacity(&c, &d)?;
         check_gangs(&c, &d)?;
         // Every pending pod gets a bind or a reason.
@@ -98,8 +98,8 @@ proptest! {
     fn same_input_and_seed_same_decisions(spec in spec(), scarce in any::<bool>()) {
         let c = cluster(&spec, scarce);
         let conf = SchedulerConf::default();
-        let a = run_cycle(&c, &conf, &CycleOptions { seed: 7, cycle: 1 });
-        let b = run_cycle(&c, &conf, &CycleOptions { seed: 7, cycle: 1 });
+        let a = run_cycle(&c, &conf, &CycleOptions { seed: 7, cycle: 1, now_ms: 0 });
+        let b = run_cycle(&c, &conf, &CycleOptions { seed: 7, cycle: 1, now_ms: 0 });
         prop_assert_eq!(a, b);
     }
 
@@ -124,7 +124,7 @@ proptest! {
         fast.options.class_cache = true;
         let mut plain = fast.clone();
         plain.options.class_cache = false;
-        let opts = CycleOptions { seed, cycle: 1 };
+        let opts = CycleOptions { seed, cycle: 1, now_ms: 0 };
         prop_assert_eq!(run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
     }
 
@@ -132,7 +132,7 @@ proptest! {
     fn a_kept_session_layout_decides_like_a_fresh_one(spec in spec(), scarce in any::<bool>()) {
         let mut c = cluster(&spec, scarce);
         let conf = SchedulerConf::default();
-        let opts = CycleOptions { seed: 3, cycle: 1 };
+        let opts = CycleOptions { seed: 3, cycle: 1, now_ms: 0 };
         let fresh = run_cycle(&c, &conf, &opts);
         c.prepare(&conf.options.default_queue);
         prop_assert!(c.prepared(&conf.options.default_queue).is_some());
@@ -150,7 +150,7 @@ proptest! {
             c.prepare(&conf.options.default_queue);
             let mut fresh = c.clone();
             fresh.forget_prepared();
-            let opts = CycleOptions { seed: round, cycle: round + 2 };
+            let opts = CycleOptions { seed: round, cycle: round + 2, now_ms: 0 };
             prop_assert_eq!(run_cycle(&fresh, &conf, &opts), run_cycle(&c, &conf, &opts));
         }
     }
@@ -217,7 +217,7 @@ fn snapshot(ssn: &Session<'_>) -> String {
 fn ample_capacity_binds_every_pod() {
     let spec = WorkloadSpec { nodes: 10, pods: 100, gang: 10, queues: 2, variant: Variant::Identical, seed: 3 };
     let c = cluster(&spec, false);
-    let d = run_cycle(&c, &SchedulerConf::default(), &CycleOptions { seed: 1, cycle: 1 });
+    let d = run_cycle(&c, &SchedulerConf::default(), &CycleOptions { seed: 1, cycle: 1, now_ms: 0 });
     assert_eq!(d.binds.len(), 100, "10 nodes of 32 cores fit 100 pods of at most 2 cores");
 }
 
@@ -235,7 +235,7 @@ fn decisions_do_not_depend_on_thread_count() {
         };
         let c = cluster(&spec, true);
         let conf = SchedulerConf::default();
-        let opts = CycleOptions { seed: 5, cycle: 1 };
+        let opts = CycleOptions { seed: 5, cycle: 1, now_ms: 0 };
         let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run_cycle(&c, &conf, &opts));
         let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| run_cycle(&c, &conf, &opts));
         assert!(!one.binds.is_empty(), "{variant:?}: the workload must bind something");

@@ -241,7 +241,7 @@ fn check(c: &Cluster, conf: &SchedulerConf, seed: u64) -> Result<(), TestCaseErr
     prop_assert_eq!(&kept.group_row, &fresh.group_row);
     prop_assert_eq!(&kept.node_row, &fresh.node_row);
     prop_assert_eq!(kept, &fresh, "every other field");
-    let opts = CycleOptions { seed, cycle: 1 };
+    let opts = CycleOptions { seed, cycle: 1, now_ms: 0 };
     let mut unkept = c.clone();
     unkept.forget_prepared();
     prop_assert!(unkept.prepared(dq).is_none());
@@ -398,7 +398,7 @@ fn interner_stays_bounded_under_pod_churn() {
     assert_eq!(c.names.get("pod-3-7"), None);
     c.prepare(&dq);
     assert_eq!(c.prepared(&dq).unwrap(), &Layout::new(&c, &dq));
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     let mut fresh = cluster(&spec);
     fresh.prepare(&dq);
     // Same content, and after compaction the same ids in the same order: the same decisions.

@@ -49,7 +49,7 @@ fn compare(variant: Variant, nodes: usize, pods: usize, conf: &SchedulerConf, se
     fast.options.class_cache = true;
     let mut plain = conf.clone();
     plain.options.class_cache = false;
-    let opts = CycleOptions { seed, cycle: 1 };
+    let opts = CycleOptions { seed, cycle: 1, now_ms: 0 };
     let (a, b) = (run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
     assert!(!a.binds.is_empty(), "{variant:?} {nodes}/{pods}: nothing bound, the comparison would be empty");
     assert_eq!(a, b, "{variant:?} {nodes} nodes {pods} pods seed {seed}: class path and plain scan differ");
@@ -156,7 +156,7 @@ fn optimised_and_plain_allocate_agree_with_mixed_inter_pod_terms() {
     fast.options.class_cache = true;
     let mut plain = fast.clone();
     plain.options.class_cache = false;
-    let opts = CycleOptions { seed: 4, cycle: 1 };
+    let opts = CycleOptions { seed: 4, cycle: 1, now_ms: 0 };
     let (a, b) = (run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
     assert!(a.binds.len() > 100, "only {} binds", a.binds.len());
     assert_eq!(a, b, "mixed inter-pod terms: indexed and plain differ");

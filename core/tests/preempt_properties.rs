@@ -87,7 +87,7 @@ proptest! {
         let c = cluster(&spec);
         let conf = SchedulerConf::parse(PREEMPT_CONF).unwrap().0;
         let arena = bumpalo::Bump::new();
-        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions { seed: spec.seed, cycle: 1 }, &basalt_core::plugins::REGISTRY);
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions { seed: spec.seed, cycle: 1, now_ms: 0 }, &basalt_core::plugins::REGISTRY);
         let start_status: Vec<TaskStatus> = ssn.state.tasks.status.to_vec();
         for a in &conf.actions {
             basalt_core::actions::execute(*a, &mut ssn);
@@ -126,7 +126,7 @@ proptest! {
         let c = cluster(&spec);
         let conf = SchedulerConf::parse(RECLAIM_CONF).unwrap().0;
         let arena = bumpalo::Bump::new();
-        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions { seed: spec.seed, cycle: 1 }, &basalt_core::plugins::REGISTRY);
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions { seed: spec.seed, cycle: 1, now_ms: 0 }, &basalt_core::plugins::REGISTRY);
         let shares = Proportion::open(&ssn.state);
         basalt_core::actions::execute(basalt_core::conf::ActionKind::Enqueue, &mut ssn);
         basalt_core::actions::execute(basalt_core::conf::ActionKind::Allocate, &mut ssn);

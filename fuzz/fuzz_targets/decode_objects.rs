@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
     let (nodes, pods, groups, queues) = cluster.counts();
     assert!(nodes + pods + groups + queues <= report.loaded, "more objects than loaded: {report:?}");
     let conf = SchedulerConf::default();
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     let first = run_cycle(&cluster, &conf, &opts);
     assert_eq!(first, run_cycle(&cluster, &conf, &opts), "one cycle twice differs");
 });

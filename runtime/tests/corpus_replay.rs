@@ -85,7 +85,7 @@ fn load(text: &str, json: bool) -> (Cluster, LoadReport) {
 fn decode_objects_corpus_never_panics() {
     let files = corpus("decode_objects");
     let conf = SchedulerConf::default();
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     let mut panicked = Vec::new();
     let (mut seed_loaded, mut seed_binds) = (0, 0);
     for f in &files {

@@ -26,6 +26,7 @@ macro_rules! plugin_impl {
 pub mod binpack;
 pub mod capacity;
 mod capacity_attrs;
+pub mod cdp;
 mod check;
 pub mod conformance;
 pub mod drf;
@@ -34,9 +35,11 @@ pub mod gang;
 pub mod k8s;
 pub mod nodeorder;
 pub mod overcommit;
+pub mod pdb;
 pub mod predicates;
 pub mod priority;
 pub mod proportion;
+pub mod resourcequota;
 
 use crate::conf::{Flag, PluginOption};
 use crate::session::fit::Reason;
@@ -268,6 +271,13 @@ pub trait Plugin<'a>: Send + Sync {
     }
     /// A job was enqueued.
     fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {}
+    /// The message of the PodGroup event this plugin records when its
+    /// [`Plugin::job_enqueueable`] rejects `j` with a message that depends on the job (Volcano's
+    /// `RecordPodGroupEvent` inside the plugin's JobEnqueueableFn); `None` leaves it to the
+    /// enqueue action's fixed messages.
+    fn enqueue_rejection(&self, s: &State<'a>, j: JobIdx) -> Option<String> {
+        None
+    }
     /// Validates a job; `Some` fails it.
     fn job_valid(&self, s: &State<'a>, j: JobIdx) -> Option<Invalid> {
         None
@@ -371,6 +381,15 @@ fn b_predicates<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a>
 fn b_nodeorder<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(nodeorder::NodeOrder::open(s, &o.arguments))
 }
+fn b_pdb<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(pdb::Pdb::open(s))
+}
+fn b_cdp<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(cdp::Cdp)
+}
+fn b_resourcequota<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(resourcequota::ResourceQuota::open())
+}
 fn b_binpack<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(binpack::Binpack::open(s, &o.arguments))
 }
@@ -388,5 +407,8 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "predicates", build: b_predicates, args: predicates::ARGS },
         Entry { name: "nodeorder", build: b_nodeorder, args: nodeorder::ARGS },
         Entry { name: "binpack", build: b_binpack, args: binpack::ARGS },
+        Entry { name: "pdb", build: b_pdb, args: &[] },
+        Entry { name: "cdp", build: b_cdp, args: &[] },
+        Entry { name: "resourcequota", build: b_resourcequota, args: &[] },
     ],
 };

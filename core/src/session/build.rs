@@ -118,6 +118,7 @@ pub(super) fn build<'a>(
         job_fit_error: vec![String::new(); nj],
         job_condition: vec![None; nj],
         uid: format!("basalt-session-{}", opts.cycle),
+        now_ms: opts.now_ms,
         rng: SeededRng::new(opts.seed),
         skipped: l.skipped.clone(),
         binds: Vec::new(),

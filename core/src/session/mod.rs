@@ -55,6 +55,8 @@ pub struct State<'a> {
     pub job_condition: Vec<Option<PodGroupCondition>>,
     /// Session id written as `transitionID`.
     pub uid: String,
+    /// The cycle's "now" ([`CycleOptions::now_ms`]): ms since the Unix epoch, 0 = unknown.
+    pub now_ms: i64,
     /// Random source for ties.
     pub rng: SeededRng,
     /// PodGroups left out of the session and why.

@@ -65,7 +65,7 @@ pub fn run(input: &Input, family: Family) {
     discard_restores(&a, &conf, &input.statement_ops);
     let stats = std::env::var_os("BASALT_FUZZ_STATS").is_some();
     for i in 0..input.cycles {
-        let opts = CycleOptions { seed: input.seed.wrapping_add(i), cycle: i + 1 };
+        let opts = CycleOptions { seed: input.seed.wrapping_add(i), cycle: i + 1, now_ms: 0 };
         let before = Before::read(&a, &conf);
         let d = run_cycle(&a, &conf, &opts);
         assert_eq!(d, run_cycle(&b, &conf, &opts), "cycle {}: same input and seed, different decisions", i + 1);

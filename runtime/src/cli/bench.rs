@@ -329,7 +329,7 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             eprintln!("warning: {e}");
         }
     }
-    let opts = CycleOptions { seed: args.seed, cycle: 1 };
+    let opts = CycleOptions { seed: args.seed, cycle: 1, now_ms: 0 };
     let report = pool.install(|| {
         let mut arena = bumpalo::Bump::new();
         // Cold: no kept layout, as in the first cycle after start.

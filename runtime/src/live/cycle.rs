@@ -271,7 +271,7 @@ impl Scheduler {
     /// Runs one cycle with `conf` and queues its API work on `out`.
     pub fn run_cycle(&mut self, conf: &SchedulerConf, out: &dyn Outputs) -> CycleSummary {
         let t0 = Instant::now();
-        let opts = CycleOptions { seed: self.seed.wrapping_add(self.cycles), cycle: self.cycle_base + self.cycles + 1 };
+        let opts = CycleOptions { seed: self.seed.wrapping_add(self.cycles), cycle: self.cycle_base + self.cycles + 1, now_ms: 0 };
         self.cycles += 1;
         self.mirror.cluster.prepare(&conf.options.default_queue);
         let mut summary = CycleSummary::default();

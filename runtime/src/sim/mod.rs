@@ -155,7 +155,7 @@ impl Simulator {
     /// are the same).
     pub fn step_timed(&mut self) -> (CycleReport, Vec<String>, CycleTimings) {
         let i = self.cycles_run;
-        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1 };
+        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1, now_ms: 0 };
         let (decisions, timings) = timed_cycle(&self.cluster, &self.conf, &opts);
         let report = CycleReport::from_decisions(&self.cluster, &decisions);
         let deltas = deltas_for(&self.cluster, &decisions);

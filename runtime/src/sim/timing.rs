@@ -103,7 +103,7 @@ mod tests {
             c.apply(d).unwrap();
         }
         let conf = SchedulerConf::default();
-        let opts = CycleOptions { seed: 7, cycle: 2 };
+        let opts = CycleOptions { seed: 7, cycle: 2, now_ms: 0 };
         let (d, t) = timed_cycle(&c, &conf, &opts);
         assert_eq!(d, basalt_core::run_cycle(&c, &conf, &opts));
         assert!(!d.binds.is_empty());
