@@ -15,6 +15,8 @@ use crate::convert::{self, ConvertError, DEFAULT_NAMESPACE};
 use crate::crd;
 use basalt_core::cluster::{Cluster, ClusterError, Delta};
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::ResourceQuota;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -333,6 +335,8 @@ enum Kind {
     PodGroup,
     Queue,
     PriorityClass,
+    PodDisruptionBudget,
+    ResourceQuota,
 }
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -342,6 +346,9 @@ fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
         (crd::API_VERSION, "PodGroup") => Kind::PodGroup,
         (crd::API_VERSION, "Queue") => Kind::Queue,
         ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
+        // v1beta1 (servers before 1.21) has the same fields the plugin reads.
+        ("policy/v1" | "policy/v1beta1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
+        ("v1", "ResourceQuota") => Kind::ResourceQuota,
         _ => return None,
     })
 }
@@ -407,6 +414,10 @@ impl Loader<'_> {
         let Some(k) = kind_of(&api_version, &kind) else {
             return self.issue(at, kind_opt, name.as_deref(), format!("unsupported kind {api_version} {kind}; skipped"));
         };
+        if k == Kind::PodDisruptionBudget {
+            // Read as `policy/v1`, whose type checks the apiVersion it is given.
+            map.insert("apiVersion".into(), Value::String("policy/v1".into()));
+        }
         if matches!(k, Kind::PodGroup | Kind::Queue) && matches!(map.get("spec"), None | Some(Value::Null)) {
             map.insert("spec".into(), Value::Object(Default::default()));
         }
@@ -422,6 +433,12 @@ impl Loader<'_> {
             Kind::PriorityClass => {
                 self.convert(at, &kind, name, v, |p: PriorityClass| convert::convert_priority_class(&p).map(Delta::PriorityClass))
             }
+            Kind::PodDisruptionBudget => self.convert(at, &kind, name, v, |b: PodDisruptionBudget| {
+                convert::convert_pod_disruption_budget(&b).map(Delta::PodDisruptionBudget)
+            }),
+            Kind::ResourceQuota => self.convert(at, &kind, name, v, |q: ResourceQuota| {
+                convert::convert_resource_quota(&q).map(Delta::ResourceQuota)
+            }),
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);

@@ -271,7 +271,9 @@ impl Scheduler {
     /// Runs one cycle with `conf` and queues its API work on `out`.
     pub fn run_cycle(&mut self, conf: &SchedulerConf, out: &dyn Outputs) -> CycleSummary {
         let t0 = Instant::now();
-        let opts = CycleOptions { seed: self.seed.wrapping_add(self.cycles), cycle: self.cycle_base + self.cycles + 1, now_ms: 0 };
+        // "Now" for time-based plugin rules is the wall clock at cycle start.
+        let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        let opts = CycleOptions { seed: self.seed.wrapping_add(self.cycles), cycle: self.cycle_base + self.cycles + 1, now_ms };
         self.cycles += 1;
         self.mirror.cluster.prepare(&conf.options.default_queue);
         let mut summary = CycleSummary::default();

@@ -71,7 +71,8 @@ pub struct CycleRecord {
     pub cycle: u64,
     /// Seed of the cycle's random tie-breaks.
     pub seed: u64,
-    /// Wall clock at the cycle's start, ms since the Unix epoch (informational).
+    /// Wall clock at the cycle's start, ms since the Unix epoch: the cycle's
+    /// `CycleOptions::now_ms`, which a re-run uses again.
     pub unix_ms: u64,
     /// Deltas applied to the cluster copy since the previous cycle, in order (watch events,
     /// and the previous cycle's assumed binds and failed binds).

@@ -221,7 +221,9 @@ impl CycleRecorder for Recorder {
                 return;
             }
         }
-        if self.send(Msg::Cycle { cycle: opts.cycle, seed: opts.seed, unix_ms: unix_ms(), deltas, decisions: Box::new(named) }) {
+        // The cycle's "now" is recorded so a re-run sees the same time-based rules.
+        let at = if opts.now_ms > 0 { opts.now_ms as u64 } else { unix_ms() };
+        if self.send(Msg::Cycle { cycle: opts.cycle, seed: opts.seed, unix_ms: at, deltas, decisions: Box::new(named) }) {
             if let Some(a) = &self.acks {
                 // The writer acknowledges every cycle it wrote; a writer that stopped drops its
                 // sender and this returns at once.

@@ -333,7 +333,8 @@ impl<'w> Engine<'w> {
 
     fn cycle(&mut self, t: VirtualMs) {
         let n = self.rec.cycle_wall_ns.len() as u64;
-        let opts = CycleOptions { seed: self.opts.seed.wrapping_add(n), cycle: n + 1, now_ms: 0 };
+        // The virtual clock is the cycle's "now" (objects' timestamps are on it too).
+        let opts = CycleOptions { seed: self.opts.seed.wrapping_add(n), cycle: n + 1, now_ms: t };
         self.arena.reset();
         let started = Instant::now();
         let d = run_cycle_in(&self.arena, &self.cluster, &self.conf, &opts);

@@ -7,7 +7,9 @@
 //! scheduler wrote.
 //!
 //! Deterministic: cycle `i` (0-based) runs with seed `seed + i` and cycle number `i + 1`, and
-//! nothing else varies. It refuses threads and I/O beyond reading the input files; the wall
+//! at the simulated time [`SimClock`] gives it (the latest timestamp in the input, then one
+//! second per cycle, Volcano's default `--schedule-period`); nothing else varies. A pod bound
+//! in a cycle is scheduled at that cycle's time (`start_ms`). It refuses threads and I/O beyond reading the input files; the wall
 //! clock is read only for [`SimTimings`], which are kept apart from the decisions
 //! ([`run_timed`]) and never feed back into them.
 
@@ -118,19 +120,57 @@ impl SimOutput {
     }
 }
 
+/// The simulated clock of `basalt simulate`: cycle `i` (0-based) runs at `start_ms + i ×
+/// period_ms`, ms since the Unix epoch. The start is the latest timestamp in the input (object
+/// creation times, pods' scheduled times), so "now" is never before what the input records; an
+/// input without any timestamp has no clock (`now_ms` 0 for every cycle: time-based rules such
+/// as `cdp`'s cooldown are off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimClock {
+    /// Time of the first cycle (0 = no clock).
+    pub start_ms: i64,
+    /// Time between cycles.
+    pub period_ms: i64,
+}
+
+/// Time between simulated cycles: Volcano's default `--schedule-period` (1 s).
+pub const SIM_PERIOD_MS: i64 = 1000;
+
+impl SimClock {
+    /// The clock of `cluster` as loaded (see the type's docs).
+    pub fn of(cluster: &Cluster) -> Self {
+        let pods = cluster.pods().flat_map(|(_, p)| [p.spec.creation_ms, p.spec.start_ms]);
+        let groups = cluster.pod_groups().map(|(_, g)| g.spec.creation_ms);
+        let queues = cluster.queues().map(|q| q.spec.creation_ms);
+        let start_ms = pods.chain(groups).chain(queues).max().unwrap_or(0).max(0);
+        SimClock { start_ms, period_ms: SIM_PERIOD_MS }
+    }
+
+    /// "Now" of cycle `i` (0-based), or 0 without a clock.
+    pub fn now_ms(&self, i: u64) -> i64 {
+        if self.start_ms == 0 {
+            return 0;
+        }
+        self.start_ms.saturating_add(self.period_ms.saturating_mul(i.min(i64::MAX as u64) as i64))
+    }
+}
+
 /// An in-memory cluster that schedules itself, one cycle per [`Simulator::step`].
 #[derive(Debug)]
 pub struct Simulator {
     cluster: Cluster,
     conf: SchedulerConf,
     seed: u64,
+    clock: SimClock,
     cycles_run: u64,
 }
 
 impl Simulator {
-    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`.
+    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`, on the clock
+    /// [`SimClock::of`] the cluster.
     pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
-        Simulator { cluster, conf, seed, cycles_run: 0 }
+        let clock = SimClock::of(&cluster);
+        Simulator { cluster, conf, seed, clock, cycles_run: 0 }
     }
 
     /// The cluster as it stands (after every applied cycle).
@@ -155,10 +195,10 @@ impl Simulator {
     /// are the same).
     pub fn step_timed(&mut self) -> (CycleReport, Vec<String>, CycleTimings) {
         let i = self.cycles_run;
-        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1, now_ms: 0 };
+        let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1, now_ms: self.clock.now_ms(i) };
         let (decisions, timings) = timed_cycle(&self.cluster, &self.conf, &opts);
         let report = CycleReport::from_decisions(&self.cluster, &decisions);
-        let deltas = deltas_for(&self.cluster, &decisions);
+        let deltas = deltas_for(&self.cluster, &decisions, opts.now_ms);
         let mut refused = Vec::new();
         for d in deltas {
             if let Err(e) = self.cluster.apply(d) {
@@ -174,9 +214,10 @@ impl Simulator {
 /// were already terminating before this cycle are deleted (the kubelet finished them); evicted
 /// pods start terminating (deletion timestamp and `DisruptionTarget`, as Volcano's evict writes
 /// them; volcano-behaviour.md §1.6); a pod pipelined where victims were evicted for it gets
-/// `status.nominatedNodeName`; PodGroups take their new phase and conditions. All ids are
+/// `status.nominatedNodeName`; PodGroups take their new phase and conditions. A bound pod is
+/// scheduled at `now_ms` (its `start_ms`; left as it was when `now_ms` is 0). All ids are
 /// resolved before anything changes.
-pub fn deltas_for(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
+pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
     let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
     for (_, p) in cluster.pods() {
         if p.spec.deleting && !p.spec.node_name.is_empty() {
@@ -188,6 +229,9 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
             let mut spec = p.spec.clone();
             spec.node_name = n.spec.name.clone();
             spec.phase = PodPhase::Running;
+            if now_ms > 0 {
+                spec.start_ms = now_ms;
+            }
             out.push(Delta::Pod(spec));
         }
     }
@@ -354,7 +398,7 @@ mod tests {
         assert_eq!(report.evictions[0].pod, "ns/b");
         assert_eq!(report.pod_groups[0].pod_group, "ns/pg");
         assert_eq!(report.pod_groups[0].phase, "Running");
-        for delta in deltas_for(&c, &d) {
+        for delta in deltas_for(&c, &d, 0) {
             c.apply(delta).unwrap();
         }
         let a = c.pod(c.pod_id("ns", "a").unwrap()).unwrap();
@@ -364,7 +408,7 @@ mod tests {
         let g = c.pod_group(c.pod_group_id("ns", "pg").unwrap()).unwrap();
         assert_eq!((g.spec.phase, g.spec.conditions.clone()), (PodGroupPhase::Running, vec![cond]));
         // One cycle later the kubelet has deleted it.
-        for delta in deltas_for(&c, &Decisions::default()) {
+        for delta in deltas_for(&c, &Decisions::default(), 0) {
             c.apply(delta).unwrap();
         }
         assert!(c.pod_id("ns", "b").is_none(), "a terminating pod is gone a cycle later");
