@@ -590,6 +590,27 @@ mod tests {
     }
 
     #[test]
+    fn budgets_of_both_policy_versions_and_quotas_load_and_bad_ones_name_the_field() {
+        let text = "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: old, namespace: ns}\n\
+                    spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n---\n\
+                    apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: new, namespace: ns}\n\
+                    spec: {maxUnavailable: 10%, selector: {matchLabels: {app: web}}}\n---\n\
+                    apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: ns}\nspec: {hard: {cpu: '4'}}\n---\n\
+                    apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: bad, namespace: ns}\n\
+                    spec: {minAvailable: 200%}\n";
+        let mut c = Cluster::new();
+        let mut r = LoadReport::default();
+        load_text("b.yaml", text, false, &mut c, &LoadOptions::default(), &mut r);
+        assert_eq!(r.loaded, 3, "{:?}", r.issues);
+        let names: Vec<&str> = c.disruption_budgets().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["new", "old"]);
+        assert_eq!(c.resource_quotas_in("ns").map(|q| q.hard.get("cpu").copied()).collect::<Vec<_>>(), [Some(4000)]);
+        assert_eq!(r.issues.len(), 1);
+        let line = r.issues[0].to_string();
+        assert!(line.starts_with("b.yaml doc 4 PodDisruptionBudget ns/bad: field spec.minAvailable:"), "{line}");
+    }
+
+    #[test]
     fn issue_display() {
         let i = LoadIssue {
             file: "c.yaml".into(),
