@@ -16,8 +16,14 @@ fn cluster(pods: &[(&str, PodPhase, i64, Option<i64>)]) -> Cluster {
     let mut c = Cluster::new();
     c.apply(Delta::Queue(QueueSpec { name: "default".into(), weight: 1, reclaimable: true, ..Default::default() })).unwrap();
     let alloc: ResourceList = [("cpu".to_string(), 64000), ("pods".to_string(), 110)].into_iter().collect();
-    c.apply(Delta::Node(NodeSpec { name: "n1".into(), capacity: alloc.clone(), allocatable: alloc, ready: true, ..Default::default() }))
-        .unwrap();
+    c.apply(Delta::Node(NodeSpec {
+        name: "n1".into(),
+        capacity: alloc.clone(),
+        allocatable: alloc,
+        ready: true,
+        ..Default::default()
+    }))
+    .unwrap();
     c.apply(Delta::PodGroup(PodGroupSpec {
         namespace: "ns".into(),
         name: "pg".into(),

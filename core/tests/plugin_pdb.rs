@@ -20,8 +20,14 @@ fn cluster() -> Cluster {
     let mut c = Cluster::new();
     c.apply(Delta::Queue(QueueSpec { name: "default".into(), weight: 1, reclaimable: true, ..Default::default() })).unwrap();
     let alloc: ResourceList = [("cpu".to_string(), 64000), ("pods".to_string(), 110)].into_iter().collect();
-    c.apply(Delta::Node(NodeSpec { name: "n1".into(), capacity: alloc.clone(), allocatable: alloc, ready: true, ..Default::default() }))
-        .unwrap();
+    c.apply(Delta::Node(NodeSpec {
+        name: "n1".into(),
+        capacity: alloc.clone(),
+        allocatable: alloc,
+        ready: true,
+        ..Default::default()
+    }))
+    .unwrap();
     let mut pod = |ns: &str, name: &str, l: Labels| {
         c.apply(Delta::Pod(PodSpec {
             namespace: ns.into(),
@@ -126,8 +132,12 @@ fn allowance_from_spec_follows_the_disruption_controller() {
     ];
     for (min, max, want) in cases {
         let mut c = cluster();
-        c.apply(Delta::PodDisruptionBudget(PodDisruptionBudgetSpec { min_available: min, max_unavailable: max, ..web_budget("ns") }))
-            .unwrap();
+        c.apply(Delta::PodDisruptionBudget(PodDisruptionBudgetSpec {
+            min_available: min,
+            max_unavailable: max,
+            ..web_budget("ns")
+        }))
+        .unwrap();
         let got: Vec<String> = victims(&c).into_iter().filter(|n| n.starts_with("web")).collect();
         assert_eq!(got, want, "minAvailable {min:?} maxUnavailable {max:?}");
     }
@@ -140,8 +150,11 @@ fn unhealthy_pods_count_as_expected_but_not_healthy() {
     let mut p = c.pods().find(|(_, p)| p.spec.name == "web-3").unwrap().1.spec.clone();
     p.deleting = true;
     c.apply(Delta::Pod(p)).unwrap();
-    c.apply(Delta::PodDisruptionBudget(PodDisruptionBudgetSpec { max_unavailable: Some(IntOrPercent::Int(2)), ..web_budget("ns") }))
-        .unwrap();
+    c.apply(Delta::PodDisruptionBudget(PodDisruptionBudgetSpec {
+        max_unavailable: Some(IntOrPercent::Int(2)),
+        ..web_budget("ns")
+    }))
+    .unwrap();
     let got: Vec<String> = victims(&c).into_iter().filter(|n| n.starts_with("web")).collect();
     assert_eq!(got, ["web-0"]);
 }

@@ -14,8 +14,8 @@ pub mod nesting;
 use crate::convert::{self, ConvertError, DEFAULT_NAMESPACE};
 use crate::crd;
 use basalt_core::cluster::{Cluster, ClusterError, Delta};
-use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::core::v1::ResourceQuota;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::de::DeserializeOwned;
@@ -436,9 +436,9 @@ impl Loader<'_> {
             Kind::PodDisruptionBudget => self.convert(at, &kind, name, v, |b: PodDisruptionBudget| {
                 convert::convert_pod_disruption_budget(&b).map(Delta::PodDisruptionBudget)
             }),
-            Kind::ResourceQuota => self.convert(at, &kind, name, v, |q: ResourceQuota| {
-                convert::convert_resource_quota(&q).map(Delta::ResourceQuota)
-            }),
+            Kind::ResourceQuota => {
+                self.convert(at, &kind, name, v, |q: ResourceQuota| convert::convert_resource_quota(&q).map(Delta::ResourceQuota))
+            }
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);

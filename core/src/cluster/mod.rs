@@ -468,7 +468,10 @@ impl Cluster {
                         kind: "PodDisruptionBudget",
                         name: format!("{}/{}", b.namespace, b.name),
                         field: "spec.selector.matchExpressions",
-                        message: format!("operator {:?} on key {:?} with values {:?} is not a valid label selector", r.op, r.key, r.values),
+                        message: format!(
+                            "operator {:?} on key {:?} with values {:?} is not a valid label selector",
+                            r.op, r.key, r.values
+                        ),
                     });
                 }
                 self.disruption_budgets.insert((b.namespace.clone(), b.name.clone()), b);

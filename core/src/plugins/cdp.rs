@@ -25,10 +25,7 @@ impl Cdp {
         let Some(cooldown) = p.cooldown_ms else {
             return false;
         };
-        p.phase == PodPhase::Running
-            && s.now_ms > 0
-            && p.start_ms > 0
-            && p.start_ms.saturating_add(cooldown) > s.now_ms
+        p.phase == PodPhase::Running && s.now_ms > 0 && p.start_ms > 0 && p.start_ms.saturating_add(cooldown) > s.now_ms
     }
 
     fn filter(s: &State<'_>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {

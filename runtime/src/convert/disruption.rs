@@ -94,7 +94,10 @@ mod tests {
             ("spec: {maxUnavailable: 150%}", "spec.maxUnavailable"),
             ("spec: {minAvailable: half}", "spec.minAvailable"),
             ("spec: {selector: {matchExpressions: [{key: a, operator: In}]}}", "spec.selector.matchExpressions[0].values"),
-            ("spec: {selector: {matchExpressions: [{key: a, operator: Gt, values: ['1']}]}}", "spec.selector.matchExpressions[0].operator"),
+            (
+                "spec: {selector: {matchExpressions: [{key: a, operator: Gt, values: ['1']}]}}",
+                "spec.selector.matchExpressions[0].operator",
+            ),
         ];
         for (spec, field) in cases {
             let e = convert_pod_disruption_budget(&pdb(&format!("metadata: {{name: b, namespace: ns}}\n{spec}\n"))).unwrap_err();

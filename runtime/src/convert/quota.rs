@@ -15,11 +15,8 @@ fn quota_list(obj: ObjRef<'_>, field: &str, list: Option<&K8sResourceList>) -> R
     let mut out = ResourceList::new();
     for (name, q) in list.into_iter().flatten() {
         let base = name.strip_prefix("requests.").or_else(|| name.strip_prefix("limits.")).unwrap_or(name);
-        let unit = if name.starts_with("count/") || base == "storage" || base == "persistentvolumeclaims" {
-            "pods"
-        } else {
-            base
-        };
+        let unit =
+            if name.starts_with("count/") || base == "storage" || base == "persistentvolumeclaims" { "pods" } else { base };
         let v = amount(unit, &q.0).map_err(|e| obj.error(format!("{field}.{name}"), e.to_string()))?;
         if v < 0 {
             return Err(obj.error(format!("{field}.{name}"), format!("negative quantity {:?} is not allowed", q.0)));

@@ -52,15 +52,8 @@ pub enum Kind {
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 7] = [
-        Kind::Node,
-        Kind::Pod,
-        Kind::PodGroup,
-        Kind::Queue,
-        Kind::PriorityClass,
-        Kind::PodDisruptionBudget,
-        Kind::ResourceQuota,
-    ];
+    pub const ALL: [Kind; 7] =
+        [Kind::Node, Kind::Pod, Kind::PodGroup, Kind::Queue, Kind::PriorityClass, Kind::PodDisruptionBudget, Kind::ResourceQuota];
 
     fn ix(self) -> usize {
         self as usize
@@ -703,6 +696,58 @@ mod tests {
         assert!(m.cluster.pod_id("ns", "x").is_none());
         assert_eq!(m.handle(WatchEvent::Apply(pod("y", "u2", "n1", "default-scheduler"))), Applied::Stored);
         assert!(m.cluster.pod_id("ns", "y").is_some());
+    }
+
+    fn budget(name: &str, api_version: &str, min_available: i64) -> Object {
+        let v = serde_json::json!({
+            "apiVersion": api_version,
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": "web"}}},
+        });
+        Object::PodDisruptionBudget(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    fn quota(name: &str, cpu: &str) -> Object {
+        Object::ResourceQuota(Box::new(k8s::ResourceQuota {
+            metadata: ObjectMeta { name: Some(name.into()), namespace: Some("ns".into()), ..Default::default() },
+            spec: Some(k8s::ResourceQuotaSpec {
+                hard: Some([("cpu".to_string(), Quantity(cpu.into()))].into()),
+                ..Default::default()
+            }),
+            status: None,
+        }))
+    }
+
+    #[test]
+    fn budgets_and_quotas_become_deltas_and_resync_on_relist() {
+        let mut m = mirror();
+        assert_eq!(m.handle(WatchEvent::Apply(budget("old", "policy/v1beta1", 1))), Applied::Stored);
+        assert_eq!(m.handle(WatchEvent::Apply(budget("new", "policy/v1", 2))), Applied::Stored);
+        assert_eq!(m.handle(WatchEvent::Apply(quota("q", "4"))), Applied::Stored);
+        let mins: Vec<_> = m.cluster.disruption_budgets().map(|b| (b.name.clone(), b.min_available)).collect();
+        assert_eq!(
+            mins,
+            [
+                ("new".to_string(), Some(basalt_core::model::IntOrPercent::Int(2))),
+                ("old".to_string(), Some(basalt_core::model::IntOrPercent::Int(1)))
+            ]
+        );
+        assert_eq!(m.cluster.resource_quotas_in("ns").next().map(|q| q.hard["cpu"]), Some(4000));
+        // A bad budget is refused naming its field, and the stored one stays.
+        let bad = budget("new", "policy/v1", -1);
+        assert!(matches!(m.handle(WatchEvent::Apply(bad)), Applied::Refused(msg) if msg.contains("spec.minAvailable")));
+        assert_eq!(m.cluster.disruption_budgets().count(), 2);
+        // Relists remove what vanished.
+        m.handle(WatchEvent::Init(Kind::PodDisruptionBudget));
+        m.handle(WatchEvent::InitApply(budget("old", "policy/v1beta1", 1)));
+        m.handle(WatchEvent::InitDone(Kind::PodDisruptionBudget));
+        assert_eq!(m.cluster.disruption_budgets().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["old"]);
+        m.handle(WatchEvent::Init(Kind::ResourceQuota));
+        m.handle(WatchEvent::InitDone(Kind::ResourceQuota));
+        assert_eq!(m.cluster.resource_quotas().count(), 0);
+        assert_eq!(m.handle(WatchEvent::Delete(budget("old", "policy/v1beta1", 1))), Applied::Removed);
+        assert_eq!(m.cluster.disruption_budgets().count(), 0);
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub fn rerun(dir: &Path, opts: &RerunOptions) -> Result<RerunReport, String> {
             return ControlFlow::Continue(());
         }
         arena.reset();
-        let o = CycleOptions { seed: at.record.seed, cycle: at.record.cycle, now_ms: at.record.unix_ms.min(i64::MAX as u64) as i64 };
+        let o =
+            CycleOptions { seed: at.record.seed, cycle: at.record.cycle, now_ms: at.record.unix_ms.min(i64::MAX as u64) as i64 };
         let d = run_cycle_observed(&arena, at.cluster, &conf, &o, |_| {});
         let replayed = NamedDecisions::of(&d, at.cluster, at.record.cycle);
         let label = if opts.conf.is_some() { "other conf" } else { "replayed" };
