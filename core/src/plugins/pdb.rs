@@ -68,7 +68,7 @@ fn counts(b: &PodDisruptionBudgetSpec, p: &PodSpec) -> bool {
     b.namespace == p.namespace
         && !p.labels.is_empty()
         && selector_matches(&b.selector, &p.labels)
-        && !b.status.as_ref().is_some_and(|st| st.disrupted_pods.iter().any(|n| *n == p.name))
+        && !b.status.as_ref().is_some_and(|st| st.disrupted_pods.contains(&p.name))
 }
 
 /// The allowance of a budget without a status (module docs): from its spec and the pods of
