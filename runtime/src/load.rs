@@ -14,7 +14,9 @@ pub mod nesting;
 use crate::convert::{self, ConvertError, DEFAULT_NAMESPACE};
 use crate::crd;
 use basalt_core::cluster::{Cluster, ClusterError, Delta};
+use k8s_openapi::api::core::v1::ResourceQuota;
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -356,6 +358,8 @@ enum Kind {
     Queue,
     PriorityClass,
     Job,
+    PodDisruptionBudget,
+    ResourceQuota,
 }
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -366,6 +370,9 @@ fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
         (crd::API_VERSION, "Queue") => Kind::Queue,
         ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
         (JOB_API_VERSION, "Job") => Kind::Job,
+        // v1beta1 (servers before 1.21) has the same fields the plugin reads.
+        ("policy/v1" | "policy/v1beta1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
+        ("v1", "ResourceQuota") => Kind::ResourceQuota,
         _ => return None,
     })
 }
@@ -431,6 +438,10 @@ impl Loader<'_> {
         let Some(k) = kind_of(&api_version, &kind) else {
             return self.issue(at, kind_opt, name.as_deref(), format!("unsupported kind {api_version} {kind}; skipped"));
         };
+        if k == Kind::PodDisruptionBudget {
+            // Read as `policy/v1`, whose type checks the apiVersion it is given.
+            map.insert("apiVersion".into(), Value::String("policy/v1".into()));
+        }
         if matches!(k, Kind::PodGroup | Kind::Queue) && matches!(map.get("spec"), None | Some(Value::Null)) {
             map.insert("spec".into(), Value::Object(Default::default()));
         }
@@ -450,6 +461,12 @@ impl Loader<'_> {
                 self.convert(at, &kind, name, v, |p: PriorityClass| convert::convert_priority_class(&p).map(Delta::PriorityClass))
             }
             Kind::Job => return,
+            Kind::PodDisruptionBudget => self.convert(at, &kind, name, v, |b: PodDisruptionBudget| {
+                convert::convert_pod_disruption_budget(&b).map(Delta::PodDisruptionBudget)
+            }),
+            Kind::ResourceQuota => {
+                self.convert(at, &kind, name, v, |q: ResourceQuota| convert::convert_resource_quota(&q).map(Delta::ResourceQuota))
+            }
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);
@@ -622,6 +639,27 @@ mod tests {
             line.starts_with("wide.yaml doc 1 Node wide: field status.allocatable: too many distinct resource names"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn budgets_of_both_policy_versions_and_quotas_load_and_bad_ones_name_the_field() {
+        let text = "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: old, namespace: ns}\n\
+                    spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n---\n\
+                    apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: new, namespace: ns}\n\
+                    spec: {maxUnavailable: 10%, selector: {matchLabels: {app: web}}}\n---\n\
+                    apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: ns}\nspec: {hard: {cpu: '4'}}\n---\n\
+                    apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: bad, namespace: ns}\n\
+                    spec: {minAvailable: 200%}\n";
+        let mut c = Cluster::new();
+        let mut r = LoadReport::default();
+        load_text("b.yaml", text, false, &mut c, &LoadOptions::default(), &mut r);
+        assert_eq!(r.loaded, 3, "{:?}", r.issues);
+        let names: Vec<&str> = c.disruption_budgets().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["new", "old"]);
+        assert_eq!(c.resource_quotas_in("ns").map(|q| q.hard.get("cpu").copied()).collect::<Vec<_>>(), [Some(4000)]);
+        assert_eq!(r.issues.len(), 1);
+        let line = r.issues[0].to_string();
+        assert!(line.starts_with("b.yaml doc 4 PodDisruptionBudget ns/bad: field spec.minAvailable:"), "{line}");
     }
 
     #[test]

@@ -238,6 +238,24 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
             }
         }
     }
+    // podGroupEvents: {pg: ["<type> <reason> <message>", …]}, events each PodGroup must have got
+    // in some cycle (others may come too).
+    if let Some(want) = expect.get("podGroupEvents").and_then(|v| v.as_mapping()) {
+        let got: BTreeSet<(String, String)> = cycles
+            .iter()
+            .flat_map(|c| c["events"].as_array().cloned().unwrap_or_default())
+            .map(|e| (s(&e, "podGroup"), format!("{} {} {}", s(&e, "type"), s(&e, "reason"), s(&e, "message"))))
+            .collect();
+        for (pg, events) in want {
+            let pg = pg.as_str().unwrap_or_default().to_string();
+            for e in events.as_sequence().into_iter().flatten() {
+                let e = e.as_str().unwrap_or_default().to_string();
+                if !got.contains(&(pg.clone(), e.clone())) {
+                    bad.push(format!("podGroupEvents {pg}: no event {e:?}"));
+                }
+            }
+        }
+    }
     Ok((json, bad))
 }
 

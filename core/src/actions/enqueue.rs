@@ -55,16 +55,16 @@ pub fn execute(ssn: &mut Session<'_>) {
             Err(plugin) => {
                 // The PodGroup events Volcano's plugins record when they refuse a job.
                 let message = match plugin {
-                    "proportion" | "capacity" => "queue resource quota insufficient",
-                    "overcommit" => "resource in cluster is overused",
-                    _ => "",
+                    "proportion" | "capacity" => "queue resource quota insufficient".to_string(),
+                    "overcommit" => "resource in cluster is overused".to_string(),
+                    other => ssn.plugins.enqueue_rejection(other, &ssn.state, j).unwrap_or_default(),
                 };
                 if !message.is_empty() {
                     ssn.state.events.push(Event {
                         group: ssn.state.jobs.group[j.ix()],
                         kind: "Normal",
                         reason: "Unschedulable".into(),
-                        message: message.into(),
+                        message,
                     });
                 }
             }

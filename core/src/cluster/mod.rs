@@ -62,6 +62,24 @@ pub enum Delta {
     PriorityClass(PriorityClassSpec),
     /// A PriorityClass was deleted (by name).
     PriorityClassDeleted(String),
+    /// A PodDisruptionBudget was added or changed.
+    PodDisruptionBudget(PodDisruptionBudgetSpec),
+    /// A PodDisruptionBudget was deleted.
+    PodDisruptionBudgetDeleted {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// A ResourceQuota was added or changed.
+    ResourceQuota(ResourceQuotaSpec),
+    /// A ResourceQuota was deleted.
+    ResourceQuotaDeleted {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -192,6 +210,10 @@ pub struct Cluster {
     free_groups: Vec<u32>,
     queues: BTreeMap<String, QueueRec>,
     priority_classes: BTreeMap<String, PriorityClassSpec>,
+    /// PodDisruptionBudgets by (namespace, name); sessions read them directly (`pdb` plugin).
+    disruption_budgets: BTreeMap<(String, String), PodDisruptionBudgetSpec>,
+    /// ResourceQuotas by (namespace, name); sessions read them directly (`resourcequota`).
+    resource_quotas: BTreeMap<(String, String), ResourceQuotaSpec>,
     /// Pods by namespace and `scheduling.k8s.io/group-name` (unordered): the members of a
     /// PodGroup, so a job that appears can find pods that arrived before it.
     members: HashMap<String, HashMap<String, Vec<PodId>>>,
@@ -203,6 +225,16 @@ pub struct Cluster {
     changes: Changes,
     /// Interner length that triggers the next compaction (see [`Cluster::compact_names`]).
     names_limit: usize,
+}
+
+/// Whether a label selector requirement is one Kubernetes' `LabelSelectorAsSelector` accepts:
+/// `In`/`NotIn` need values, `Exists`/`DoesNotExist` none, `Gt`/`Lt` are node-selector only.
+fn selector_requirement_valid(r: &Requirement) -> bool {
+    match r.op {
+        SelectorOp::In | SelectorOp::NotIn => !r.values.is_empty(),
+        SelectorOp::Exists | SelectorOp::DoesNotExist => r.values.is_empty(),
+        SelectorOp::Gt | SelectorOp::Lt => false,
+    }
 }
 
 fn slot<T>(v: &mut Vec<Option<Box<T>>>, free: &mut Vec<u32>, x: T) -> u32 {
@@ -428,6 +460,31 @@ impl Cluster {
                     self.note(|c| c.global = true);
                 }
             }
+            // Budgets and quotas are read by their plugins at session open, not laid out in
+            // rows: the kept layout does not depend on them.
+            Delta::PodDisruptionBudget(b) => {
+                if let Some(r) = b.selector.match_expressions.iter().find(|r| !selector_requirement_valid(r)) {
+                    return Err(ClusterError::Invalid {
+                        kind: "PodDisruptionBudget",
+                        name: format!("{}/{}", b.namespace, b.name),
+                        field: "spec.selector.matchExpressions",
+                        message: format!(
+                            "operator {:?} on key {:?} with values {:?} is not a valid label selector",
+                            r.op, r.key, r.values
+                        ),
+                    });
+                }
+                self.disruption_budgets.insert((b.namespace.clone(), b.name.clone()), b);
+            }
+            Delta::PodDisruptionBudgetDeleted { namespace, name } => {
+                self.disruption_budgets.remove(&(namespace, name));
+            }
+            Delta::ResourceQuota(q) => {
+                self.resource_quotas.insert((q.namespace.clone(), q.name.clone()), q);
+            }
+            Delta::ResourceQuotaDeleted { namespace, name } => {
+                self.resource_quotas.remove(&(namespace, name));
+            }
         }
         Ok(())
     }
@@ -495,6 +552,23 @@ impl Cluster {
     /// PriorityClasses in name order.
     pub fn priority_classes(&self) -> impl Iterator<Item = &PriorityClassSpec> + '_ {
         self.priority_classes.values()
+    }
+
+    /// PodDisruptionBudgets in `namespace/name` order.
+    pub fn disruption_budgets(&self) -> impl Iterator<Item = &PodDisruptionBudgetSpec> + '_ {
+        self.disruption_budgets.values()
+    }
+
+    /// ResourceQuotas of `namespace`, in name order.
+    pub fn resource_quotas_in<'s>(&'s self, namespace: &str) -> impl Iterator<Item = &'s ResourceQuotaSpec> + 's {
+        let from = (namespace.to_string(), String::new());
+        let ns = namespace.to_string();
+        self.resource_quotas.range(from..).take_while(move |((n, _), _)| *n == ns).map(|(_, q)| q)
+    }
+
+    /// ResourceQuotas in `namespace/name` order.
+    pub fn resource_quotas(&self) -> impl Iterator<Item = &ResourceQuotaSpec> + '_ {
+        self.resource_quotas.values()
     }
 
     /// The global default PriorityClass value, if one is marked `globalDefault` (the highest

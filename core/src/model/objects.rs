@@ -85,6 +85,14 @@ pub struct PodSpec {
     pub uid: String,
     /// `metadata.creationTimestamp` in milliseconds since the Unix epoch (0 when unset).
     pub creation_ms: i64,
+    /// When the pod was scheduled, ms since the Unix epoch (0 when unknown): the
+    /// `lastTransitionTime` of its `PodScheduled=True` condition, which Volcano's `cdp` plugin
+    /// reads, else `status.startTime`.
+    pub start_ms: i64,
+    /// Label, else annotation, `volcano.sh/cooldown-time` (a Go duration such as `600s`) in
+    /// ms: how long after `start_ms` a Running pod is not a victim (`cdp` plugin). `None` when
+    /// absent or not a valid duration (the runtime reports the latter).
+    pub cooldown_ms: Option<i64>,
     /// `metadata.labels`.
     pub labels: Labels,
     /// Annotation `scheduling.k8s.io/group-name`: the PodGroup (same namespace) it belongs to.

@@ -26,6 +26,7 @@ macro_rules! plugin_impl {
 pub mod binpack;
 pub mod capacity;
 mod capacity_attrs;
+pub mod cdp;
 mod check;
 pub mod conformance;
 pub mod drf;
@@ -35,12 +36,14 @@ pub mod k8s;
 pub mod nodegroup;
 pub mod nodeorder;
 pub mod overcommit;
+pub mod pdb;
 pub mod predicates;
 pub mod priority;
 pub mod proportion;
 pub mod rescheduling;
 pub mod sla;
 pub mod task_topology;
+pub mod resourcequota;
 
 use crate::conf::{Flag, PluginOption};
 use crate::session::fit::Reason;
@@ -286,6 +289,13 @@ pub trait Plugin<'a>: Send + Sync {
     }
     /// A job was enqueued.
     fn job_enqueued(&mut self, s: &State<'a>, j: JobIdx) {}
+    /// The message of the PodGroup event this plugin records when its
+    /// [`Plugin::job_enqueueable`] rejects `j` with a message that depends on the job (Volcano's
+    /// `RecordPodGroupEvent` inside the plugin's JobEnqueueableFn); `None` leaves it to the
+    /// enqueue action's fixed messages.
+    fn enqueue_rejection(&self, s: &State<'a>, j: JobIdx) -> Option<String> {
+        None
+    }
     /// Validates a job; `Some` fails it.
     fn job_valid(&self, s: &State<'a>, j: JobIdx) -> Option<Invalid> {
         None
@@ -414,6 +424,15 @@ fn b_nodeorder<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> 
 fn b_rescheduling<'a>(o: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(rescheduling::Rescheduling::open(&o.arguments))
 }
+fn b_pdb<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(pdb::Pdb::open(s))
+}
+fn b_cdp<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(cdp::Cdp)
+}
+fn b_resourcequota<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(resourcequota::ResourceQuota::open())
+}
 fn b_binpack<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(binpack::Binpack::open(s, &o.arguments))
 }
@@ -444,5 +463,8 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "sla", build: b_sla, args: sla::ARGS },
         Entry { name: "nodegroup", build: b_nodegroup, args: nodegroup::ARGS },
         Entry { name: "task-topology", build: b_task_topology, args: task_topology::ARGS },
+        Entry { name: "pdb", build: b_pdb, args: &[] },
+        Entry { name: "cdp", build: b_cdp, args: &[] },
+        Entry { name: "resourcequota", build: b_resourcequota, args: &[] },
     ],
 };

@@ -270,6 +270,12 @@ impl<'a> Plugins<'a> {
         self.vote(Fn::JobEnqueueable, |p| p.job_enqueueable(s, j))
     }
 
+    /// The event message plugin `name` gives for refusing `j` at enqueue
+    /// ([`Plugin::enqueue_rejection`]), if it has one.
+    pub fn enqueue_rejection(&self, name: &str, s: &State<'a>, j: JobIdx) -> Option<String> {
+        self.tiers.iter().flatten().find(|x| x.plugin.name() == name).and_then(|x| x.plugin.enqueue_rejection(s, j))
+    }
+
     /// JobEnqueued: the queue table's inqueue ([`State::queue_enqueued`]), then every plugin
     /// that registered it.
     pub fn job_enqueued(&mut self, s: &mut State<'a>, j: JobIdx) {

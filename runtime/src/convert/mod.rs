@@ -7,19 +7,23 @@
 //! Kubernetes types stop here and never reach the core.
 
 mod affinity;
+pub mod disruption;
 pub mod node;
 pub mod pod;
 pub mod podgroup;
 pub mod priorityclass;
 pub mod quantity;
 pub mod queue;
+pub mod quota;
 pub mod resources;
 
+pub use disruption::convert_pod_disruption_budget;
 pub use node::convert_node;
 pub use pod::convert_pod;
 pub use podgroup::convert_pod_group;
 pub use priorityclass::convert_priority_class;
 pub use queue::convert_queue;
+pub use quota::convert_resource_quota;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -31,7 +35,8 @@ pub const DEFAULT_NAMESPACE: &str = "default";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} {name}: field {field}: {message}")]
 pub struct ConvertError {
-    /// Kind of the object (`Pod`, `Node`, `PodGroup`, `Queue`, `PriorityClass`).
+    /// Kind of the object (`Pod`, `Node`, `PodGroup`, `Queue`, `PriorityClass`,
+    /// `PodDisruptionBudget`, `ResourceQuota`).
     pub kind: &'static str,
     /// `namespace/name` for namespaced kinds, `name` otherwise (`<unnamed>` when absent).
     pub name: String,

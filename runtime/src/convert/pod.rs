@@ -31,6 +31,8 @@ pub const QUEUE_NAME_ANNOTATION: &str = "scheduling.volcano.sh/queue-name";
 pub const TASK_SPEC_KEY: &str = "volcano.sh/task-spec";
 /// Annotation overriding the pod priority for task ordering inside a job.
 pub const TASK_PRIORITY_ANNOTATION: &str = "volcano.sh/task-priority";
+/// Label, else annotation, with a pod's cooldown time (a Go duration) for the `cdp` plugin.
+pub const COOLDOWN_TIME_KEY: &str = "volcano.sh/cooldown-time";
 /// The scheduler name Kubernetes gives a pod that names none.
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 /// kube-scheduler's CPU request for a container without one, millicores.
@@ -183,6 +185,38 @@ fn host_ports(containers: &[k8s::Container], inits: &[k8s::Container]) -> Vec<Ho
         .collect()
 }
 
+/// When the pod was scheduled, ms since the Unix epoch: the `lastTransitionTime` of its
+/// `PodScheduled=True` condition (what Volcano's `cdp` reads), else `status.startTime`, else 0.
+fn start_ms(pod: &k8s::Pod) -> i64 {
+    let status = pod.status.as_ref();
+    let scheduled = status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "PodScheduled" && c.status == "True"))
+        .and_then(|c| c.last_transition_time.as_ref());
+    scheduled.or_else(|| status.and_then(|s| s.start_time.as_ref())).map(|t| t.0.as_millisecond()).unwrap_or(0)
+}
+
+/// The `volcano.sh/cooldown-time` label, else annotation, in ms. A value that is not a Go
+/// duration disables the protection, as in Volcano, and is reported as a warning naming the pod
+/// and the field (the pod itself is kept).
+fn cooldown_ms(
+    key: &str,
+    labels: &std::collections::BTreeMap<String, String>,
+    annotations: &std::collections::BTreeMap<String, String>,
+) -> Option<i64> {
+    let (field, v) = match labels.get(COOLDOWN_TIME_KEY) {
+        Some(v) => ("metadata.labels", v),
+        None => ("metadata.annotations", annotations.get(COOLDOWN_TIME_KEY)?),
+    };
+    match crate::live::duration::parse_go_duration(v) {
+        Ok(d) => Some(d.as_millis().min(i64::MAX as u128) as i64),
+        Err(e) => {
+            tracing::warn!(pod = key, field = %format!("{field}[{COOLDOWN_TIME_KEY}]"), "{e}; cooldown protection off for this pod");
+            None
+        }
+    }
+}
+
 /// Converts a `v1.Pod` into the core [`PodSpec`].
 ///
 /// Namespace defaults to `default`, `uid` to `<ns>/<name>`, `spec.schedulerName` to
@@ -213,6 +247,8 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
     Ok(PodSpec {
         uid: meta.uid.clone().filter(|u| !u.is_empty()).unwrap_or_else(|| key.clone()),
         creation_ms: creation_ms(meta),
+        start_ms: start_ms(pod),
+        cooldown_ms: cooldown_ms(&key, &labels, &annotations),
         group,
         role,
         queue_name: annotations.get(QUEUE_NAME_ANNOTATION).cloned().unwrap_or_default(),

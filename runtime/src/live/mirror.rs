@@ -14,11 +14,14 @@
 //!   so a missed delete is not kept forever and nothing that still exists is lost.
 //! * A bad object is skipped and reported (once per distinct problem), never a panic.
 
-use crate::convert::{convert_node, convert_pod, convert_pod_group, convert_priority_class, convert_queue};
+use crate::convert::{
+    convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class, convert_queue,
+    convert_resource_quota,
+};
 use crate::crd;
 use basalt_core::cluster::{Cluster, Delta, NodeId, PodId};
 use basalt_core::model::PodSpec;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::DynamicObject;
 use kube::ResourceExt;
@@ -41,11 +44,16 @@ pub enum Kind {
     Queue,
     /// `scheduling.k8s.io/v1` PriorityClass.
     PriorityClass,
+    /// `policy/v1` (`policy/v1beta1` before 1.21) PodDisruptionBudget (`pdb` plugin).
+    PodDisruptionBudget,
+    /// `v1.ResourceQuota` (`resourcequota` plugin).
+    ResourceQuota,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 5] = [Kind::Node, Kind::Pod, Kind::PodGroup, Kind::Queue, Kind::PriorityClass];
+    pub const ALL: [Kind; 7] =
+        [Kind::Node, Kind::Pod, Kind::PodGroup, Kind::Queue, Kind::PriorityClass, Kind::PodDisruptionBudget, Kind::ResourceQuota];
 
     fn ix(self) -> usize {
         self as usize
@@ -59,6 +67,8 @@ impl Kind {
             Kind::PodGroup => "PodGroup",
             Kind::Queue => "Queue",
             Kind::PriorityClass => "PriorityClass",
+            Kind::PodDisruptionBudget => "PodDisruptionBudget",
+            Kind::ResourceQuota => "ResourceQuota",
         }
     }
 }
@@ -76,6 +86,11 @@ pub enum Object {
     Queue(Box<DynamicObject>),
     /// A PriorityClass.
     PriorityClass(Box<PriorityClass>),
+    /// A PodDisruptionBudget, untyped: the server serves `policy/v1` or (before 1.21)
+    /// `policy/v1beta1`, read alike.
+    PodDisruptionBudget(Box<DynamicObject>),
+    /// A ResourceQuota.
+    ResourceQuota(Box<ResourceQuota>),
 }
 
 impl Object {
@@ -87,6 +102,8 @@ impl Object {
             Object::PodGroup(_) => Kind::PodGroup,
             Object::Queue(_) => Kind::Queue,
             Object::PriorityClass(_) => Kind::PriorityClass,
+            Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
+            Object::ResourceQuota(_) => Kind::ResourceQuota,
         }
     }
 
@@ -99,6 +116,8 @@ impl Object {
             Object::PodGroup(o) => (ns(o.namespace()), o.name_any()),
             Object::Queue(o) => (String::new(), o.name_any()),
             Object::PriorityClass(o) => (String::new(), o.name_any()),
+            Object::PodDisruptionBudget(o) => (ns(o.namespace()), o.name_any()),
+            Object::ResourceQuota(o) => (ns(o.namespace()), o.name_any()),
         }
     }
 }
@@ -183,8 +202,10 @@ pub struct Mirror {
     queues: HashMap<String, DynamicObject>,
     nodes: HashSet<String>,
     priority_classes: HashSet<String>,
-    relist: [Option<HashSet<Key>>; 5],
-    synced: [bool; 5],
+    budgets: HashSet<Key>,
+    quotas: HashSet<Key>,
+    relist: [Option<HashSet<Key>>; Kind::ALL.len()],
+    synced: [bool; Kind::ALL.len()],
     reported: HashMap<(Kind, Key), String>,
     /// Every delta applied to `cluster` since the last [`Mirror::take_journal`], in order, while
     /// journaling is on (the flight recorder's input; off by default).
@@ -207,8 +228,10 @@ impl Mirror {
             queues: HashMap::new(),
             nodes: HashSet::new(),
             priority_classes: HashSet::new(),
+            budgets: HashSet::new(),
+            quotas: HashSet::new(),
             relist: Default::default(),
-            synced: [false; 5],
+            synced: [false; Kind::ALL.len()],
             reported: HashMap::new(),
             journal: None,
             refused: 0,
@@ -304,6 +327,8 @@ impl Mirror {
             Kind::PodGroup => self.pod_groups.keys().cloned().collect(),
             Kind::Queue => self.queues.keys().map(|n| (String::new(), n.clone())).collect(),
             Kind::PriorityClass => self.priority_classes.iter().map(|n| (String::new(), n.clone())).collect(),
+            Kind::PodDisruptionBudget => self.budgets.iter().cloned().collect(),
+            Kind::ResourceQuota => self.quotas.iter().cloned().collect(),
         }
     }
 
@@ -320,6 +345,13 @@ impl Mirror {
             }
             Kind::Queue => self.queues.remove(&key.1).map(|_| Delta::QueueDeleted(key.1.clone())),
             Kind::PriorityClass => self.priority_classes.remove(&key.1).then(|| Delta::PriorityClassDeleted(key.1.clone())),
+            Kind::PodDisruptionBudget => self
+                .budgets
+                .remove(key)
+                .then(|| Delta::PodDisruptionBudgetDeleted { namespace: key.0.clone(), name: key.1.clone() }),
+            Kind::ResourceQuota => {
+                self.quotas.remove(key).then(|| Delta::ResourceQuotaDeleted { namespace: key.0.clone(), name: key.1.clone() })
+            }
         };
         match delta {
             Some(d) => {
@@ -410,6 +442,28 @@ impl Mirror {
                     return a;
                 }
                 self.priority_classes.insert(key.1);
+                Applied::Stored
+            }
+            Object::PodDisruptionBudget(o) => {
+                let spec = match pdb_of(&o).and_then(|b| convert_pod_disruption_budget(&b).map_err(|e| e.to_string())) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::PodDisruptionBudget(spec)) {
+                    return a;
+                }
+                self.budgets.insert(key);
+                Applied::Stored
+            }
+            Object::ResourceQuota(q) => {
+                let spec = match convert_resource_quota(&q) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::ResourceQuota(spec)) {
+                    return a;
+                }
+                self.quotas.insert(key);
                 Applied::Stored
             }
         }
@@ -509,6 +563,17 @@ impl Mirror {
     pub fn pod_uid(&self, key: &Key) -> Option<&str> {
         self.pods.get(key).map(|m| m.uid.as_str())
     }
+}
+
+/// A PodDisruptionBudget of either API version as the `policy/v1` type (the fields the plugin
+/// reads are the same in `policy/v1beta1`). Errors: the object does not have that shape.
+pub fn pdb_of(o: &DynamicObject) -> Result<k8s_openapi::api::policy::v1::PodDisruptionBudget, String> {
+    let mut v = serde_json::to_value(o).map_err(|e| format!("PodDisruptionBudget: {e}"))?;
+    if let Some(m) = v.as_object_mut() {
+        m.insert("apiVersion".into(), "policy/v1".into());
+        m.insert("kind".into(), "PodDisruptionBudget".into());
+    }
+    serde_json::from_value(v).map_err(|e| format!("PodDisruptionBudget {}: {e}", o.name_any()))
 }
 
 /// `ns/name`, or `name` for cluster-scoped objects.
@@ -631,6 +696,58 @@ mod tests {
         assert!(m.cluster.pod_id("ns", "x").is_none());
         assert_eq!(m.handle(WatchEvent::Apply(pod("y", "u2", "n1", "default-scheduler"))), Applied::Stored);
         assert!(m.cluster.pod_id("ns", "y").is_some());
+    }
+
+    fn budget(name: &str, api_version: &str, min_available: i64) -> Object {
+        let v = serde_json::json!({
+            "apiVersion": api_version,
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": "web"}}},
+        });
+        Object::PodDisruptionBudget(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    fn quota(name: &str, cpu: &str) -> Object {
+        Object::ResourceQuota(Box::new(k8s::ResourceQuota {
+            metadata: ObjectMeta { name: Some(name.into()), namespace: Some("ns".into()), ..Default::default() },
+            spec: Some(k8s::ResourceQuotaSpec {
+                hard: Some([("cpu".to_string(), Quantity(cpu.into()))].into()),
+                ..Default::default()
+            }),
+            status: None,
+        }))
+    }
+
+    #[test]
+    fn budgets_and_quotas_become_deltas_and_resync_on_relist() {
+        let mut m = mirror();
+        assert_eq!(m.handle(WatchEvent::Apply(budget("old", "policy/v1beta1", 1))), Applied::Stored);
+        assert_eq!(m.handle(WatchEvent::Apply(budget("new", "policy/v1", 2))), Applied::Stored);
+        assert_eq!(m.handle(WatchEvent::Apply(quota("q", "4"))), Applied::Stored);
+        let mins: Vec<_> = m.cluster.disruption_budgets().map(|b| (b.name.clone(), b.min_available)).collect();
+        assert_eq!(
+            mins,
+            [
+                ("new".to_string(), Some(basalt_core::model::IntOrPercent::Int(2))),
+                ("old".to_string(), Some(basalt_core::model::IntOrPercent::Int(1)))
+            ]
+        );
+        assert_eq!(m.cluster.resource_quotas_in("ns").next().map(|q| q.hard["cpu"]), Some(4000));
+        // A bad budget is refused naming its field, and the stored one stays.
+        let bad = budget("new", "policy/v1", -1);
+        assert!(matches!(m.handle(WatchEvent::Apply(bad)), Applied::Refused(msg) if msg.contains("spec.minAvailable")));
+        assert_eq!(m.cluster.disruption_budgets().count(), 2);
+        // Relists remove what vanished.
+        m.handle(WatchEvent::Init(Kind::PodDisruptionBudget));
+        m.handle(WatchEvent::InitApply(budget("old", "policy/v1beta1", 1)));
+        m.handle(WatchEvent::InitDone(Kind::PodDisruptionBudget));
+        assert_eq!(m.cluster.disruption_budgets().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["old"]);
+        m.handle(WatchEvent::Init(Kind::ResourceQuota));
+        m.handle(WatchEvent::InitDone(Kind::ResourceQuota));
+        assert_eq!(m.cluster.resource_quotas().count(), 0);
+        assert_eq!(m.handle(WatchEvent::Delete(budget("old", "policy/v1beta1", 1))), Applied::Removed);
+        assert_eq!(m.cluster.disruption_budgets().count(), 0);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Watches: one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses),
-//! each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
+//! Watches: one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses,
+//! PodDisruptionBudgets, ResourceQuotas), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
 //! watchers relist on their own after a `410 Gone` or a broken stream (kube-rs `watcher`, with
 //! its default exponential backoff on errors), and a relist arrives as `Init … InitDone`, which
 //! the [`super::mirror::Mirror`] turns into a resync.
@@ -7,7 +7,7 @@
 use super::mirror::{Kind, Object, WatchEvent};
 use crate::crd;
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::watcher::{self, watcher, Event};
@@ -100,6 +100,39 @@ fn spawn_dynamic(
     tokio::spawn(drive(kind, watcher(api, config(timeout)).default_backoff(), wrap, send, stats))
 }
 
+/// The PodDisruptionBudget API the server serves: `policy/v1` when its discovery lists
+/// `poddisruptionbudgets` there, else `policy/v1beta1` (servers before 1.21, such as the 1.20
+/// test server). A discovery error other than "not served" also falls back, and is logged.
+async fn pdb_api_resource(client: &Client) -> ApiResource {
+    match client.list_api_group_resources("policy/v1").await {
+        Ok(list) if list.resources.iter().any(|r| r.name == "poddisruptionbudgets") => {
+            ApiResource::erase::<k8s_openapi::api::policy::v1::PodDisruptionBudget>(&())
+        }
+        other => {
+            if let Err(e) = other {
+                tracing::debug!("policy/v1 discovery: {e}; watching policy/v1beta1 PodDisruptionBudgets");
+            }
+            ApiResource {
+                group: "policy".into(),
+                version: "v1beta1".into(),
+                api_version: "policy/v1beta1".into(),
+                kind: "PodDisruptionBudget".into(),
+                plural: "poddisruptionbudgets".into(),
+            }
+        }
+    }
+}
+
+fn spawn_pdb(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> JoinHandle<()> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let ar = pdb_api_resource(&client).await;
+        let api: Api<DynamicObject> = Api::all_with(client, &ar);
+        let wrap: fn(DynamicObject) -> Object = |o| Object::PodDisruptionBudget(Box::new(o));
+        drive(Kind::PodDisruptionBudget, watcher(api, config(timeout)).default_backoff(), wrap, send, stats).await
+    })
+}
+
 trait MapEvent<K> {
     fn map(self, f: fn(K) -> Object) -> Event<Object>;
 }
@@ -116,7 +149,7 @@ impl<K> MapEvent<K> for Event<K> {
     }
 }
 
-/// Starts the five watchers, each watch request with `timeoutSeconds` = `timeout` (see
+/// Starts the seven watchers, each watch request with `timeoutSeconds` = `timeout` (see
 /// [`config`]); each event goes to `send` (returning false stops that watcher).
 pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> Vec<JoinHandle<()>> {
     vec![
@@ -158,9 +191,18 @@ pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout:
             Kind::PriorityClass,
             Api::<PriorityClass>::all(client.clone()),
             |o| Object::PriorityClass(Box::new(o)),
-            send,
-            stats,
+            send.clone(),
+            stats.clone(),
             timeout,
         ),
+        spawn_typed(
+            Kind::ResourceQuota,
+            Api::<ResourceQuota>::all(client.clone()),
+            |o| Object::ResourceQuota(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+            timeout,
+        ),
+        spawn_pdb(client, send, stats, timeout),
     ]
 }

@@ -11,11 +11,12 @@
 //! `(k − 1) ×` [`SimOptions::schedule_period_ms`] of virtual time, and the simulation runs
 //! until every Job has finished (at most [`SimOptions::until_jobs_finished`] cycles).
 //!
-//! Deterministic: cycle `i` (0-based) runs with seed `seed + i`, cycle number `i + 1` and the
-//! simulated time [`simulated_now_ms`] (without Jobs: the newest `creationTimestamp` of the
-//! loaded objects + `i` periods; with Jobs: the Jobs' virtual time, `i` periods from the Unix
-//! epoch, the clock the controller and kubelet stamp their objects with), and nothing else
-//! varies. It refuses threads and I/O beyond reading the input files; the wall
+//! Deterministic: cycle `i` (0-based) runs with seed `seed + i`, cycle number `i + 1` and at
+//! a simulated time: without Jobs the one [`SimClock`] gives it (the latest timestamp in the
+//! input, then one second per cycle, Volcano's default `--schedule-period`); with Jobs the
+//! Jobs' virtual time (`i` periods from the Unix epoch, the clock the controller and kubelet
+//! stamp their objects with). Nothing else varies. A pod bound in a cycle is scheduled at that
+//! cycle's time (`start_ms`). It refuses threads and I/O beyond reading the input files; the wall
 //! clock is read only for [`SimTimings`], which are kept apart from the decisions
 //! ([`run_timed`]) and never feed back into them.
 
@@ -170,28 +171,39 @@ impl SimOutput {
     }
 }
 
-/// Simulated time between two cycles, ms: Volcano's default `--schedule-period` (1 s).
-pub const SIMULATED_PERIOD_MS: i64 = 1000;
-
-/// The simulated "now" of cycle `i` (0-based), ms since the Unix epoch: a cluster file is taken
-/// as a snapshot made when its newest object (Pod, PodGroup, Queue `creationTimestamp`) was
-/// created, and each cycle runs `period_ms` (default [`SIMULATED_PERIOD_MS`]) after the
-/// previous one. 0 (unknown: time-based rules such as `sla`'s waiting time are off) when no
-/// object has a timestamp.
-pub fn simulated_now_ms(origin_ms: i64, i: u64, period_ms: i64) -> i64 {
-    if origin_ms <= 0 {
-        return 0;
-    }
-    origin_ms.saturating_add((i as i64).saturating_mul(period_ms))
+/// The simulated clock of `basalt simulate`: cycle `i` (0-based) runs at `start_ms + i ×
+/// period_ms`, ms since the Unix epoch. The start is the latest timestamp in the input (object
+/// creation times, pods' scheduled times), so "now" is never before what the input records; an
+/// input without any timestamp has no clock (`now_ms` 0 for every cycle: time-based rules such
+/// as `cdp`'s cooldown are off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimClock {
+    /// Time of the first cycle (0 = no clock).
+    pub start_ms: i64,
+    /// Time between cycles.
+    pub period_ms: i64,
 }
 
-/// The newest `creationTimestamp` (ms) of `cluster`'s Pods, PodGroups and Queues; 0 when none
-/// has one.
-pub fn newest_creation_ms(cluster: &Cluster) -> i64 {
-    let pods = cluster.pods().map(|(_, p)| p.spec.creation_ms);
-    let groups = cluster.pod_groups().map(|(_, g)| g.spec.creation_ms);
-    let queues = cluster.queues().map(|q| q.spec.creation_ms);
-    pods.chain(groups).chain(queues).max().unwrap_or(0).max(0)
+/// Time between simulated cycles: Volcano's default `--schedule-period` (1 s).
+pub const SIM_PERIOD_MS: i64 = 1000;
+
+impl SimClock {
+    /// The clock of `cluster` as loaded (see the type's docs).
+    pub fn of(cluster: &Cluster) -> Self {
+        let pods = cluster.pods().flat_map(|(_, p)| [p.spec.creation_ms, p.spec.start_ms]);
+        let groups = cluster.pod_groups().map(|(_, g)| g.spec.creation_ms);
+        let queues = cluster.queues().map(|q| q.spec.creation_ms);
+        let start_ms = pods.chain(groups).chain(queues).max().unwrap_or(0).max(0);
+        SimClock { start_ms, period_ms: SIM_PERIOD_MS }
+    }
+
+    /// "Now" of cycle `i` (0-based), or 0 without a clock.
+    pub fn now_ms(&self, i: u64) -> i64 {
+        if self.start_ms == 0 {
+            return 0;
+        }
+        self.start_ms.saturating_add(self.period_ms.saturating_mul(i.min(i64::MAX as u64) as i64))
+    }
 }
 
 /// An in-memory cluster that schedules itself, one cycle per [`Simulator::step`].
@@ -200,19 +212,18 @@ pub struct Simulator {
     cluster: Cluster,
     conf: SchedulerConf,
     seed: u64,
+    clock: SimClock,
     cycles_run: u64,
     jobs: Option<jobs::JobWorld>,
     period_ms: i64,
-    /// [`newest_creation_ms`] of the cluster it started from: the simulated clock's origin.
-    clock_origin_ms: i64,
 }
 
 impl Simulator {
-    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`; its clock starts
-    /// at the cluster's [`newest_creation_ms`].
+    /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`, on the clock
+    /// [`SimClock::of`] the cluster.
     pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
-        let clock_origin_ms = newest_creation_ms(&cluster);
-        Simulator { cluster, conf, seed, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS, clock_origin_ms }
+        let clock = SimClock::of(&cluster);
+        Simulator { cluster, conf, seed, clock, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS }
     }
 
     /// Runs `jobs` with the job controller's logic beside the scheduler, a cycle every
@@ -256,12 +267,12 @@ impl Simulator {
             j.kubelet(&mut self.cluster, i + 1, t_ms);
             transitions = j.control(&mut self.cluster, i + 1, t_ms);
         }
-        let now_ms = if self.jobs.is_some() { t_ms } else { simulated_now_ms(self.clock_origin_ms, i, self.period_ms) };
+        let now_ms = if self.jobs.is_some() { t_ms } else { self.clock.now_ms(i) };
         let opts = CycleOptions { seed: self.seed.wrapping_add(i), cycle: i + 1, now_ms };
         let (decisions, timings) = timed_cycle(&self.cluster, &self.conf, &opts);
         let mut report = CycleReport::from_decisions(&self.cluster, &decisions);
         report.jobs = transitions;
-        let deltas = deltas_for(&self.cluster, &decisions);
+        let deltas = deltas_for(&self.cluster, &decisions, opts.now_ms);
         let mut refused = Vec::new();
         for d in deltas {
             if let Err(e) = self.cluster.apply(d) {
@@ -280,9 +291,10 @@ impl Simulator {
 /// were already terminating before this cycle are deleted (the kubelet finished them); evicted
 /// pods start terminating (deletion timestamp and `DisruptionTarget`, as Volcano's evict writes
 /// them; volcano-behaviour.md §1.6); a pod pipelined where victims were evicted for it gets
-/// `status.nominatedNodeName`; PodGroups take their new phase and conditions. All ids are
+/// `status.nominatedNodeName`; PodGroups take their new phase and conditions. A bound pod is
+/// scheduled at `now_ms` (its `start_ms`; left as it was when `now_ms` is 0). All ids are
 /// resolved before anything changes.
-pub fn deltas_for(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
+pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
     let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
     for (_, p) in cluster.pods() {
         if p.spec.deleting && !p.spec.node_name.is_empty() {
@@ -294,6 +306,9 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
             let mut spec = p.spec.clone();
             spec.node_name = n.spec.name.clone();
             spec.phase = PodPhase::Running;
+            if now_ms > 0 {
+                spec.start_ms = now_ms;
+            }
             out.push(Delta::Pod(spec));
         }
     }
@@ -487,7 +502,7 @@ mod tests {
         assert_eq!(report.evictions[0].pod, "ns/b");
         assert_eq!(report.pod_groups[0].pod_group, "ns/pg");
         assert_eq!(report.pod_groups[0].phase, "Running");
-        for delta in deltas_for(&c, &d) {
+        for delta in deltas_for(&c, &d, 0) {
             c.apply(delta).unwrap();
         }
         let a = c.pod(c.pod_id("ns", "a").unwrap()).unwrap();
@@ -497,7 +512,7 @@ mod tests {
         let g = c.pod_group(c.pod_group_id("ns", "pg").unwrap()).unwrap();
         assert_eq!((g.spec.phase, g.spec.conditions.clone()), (PodGroupPhase::Running, vec![cond]));
         // One cycle later the kubelet has deleted it.
-        for delta in deltas_for(&c, &Decisions::default()) {
+        for delta in deltas_for(&c, &Decisions::default(), 0) {
             c.apply(delta).unwrap();
         }
         assert!(c.pod_id("ns", "b").is_none(), "a terminating pod is gone a cycle later");
