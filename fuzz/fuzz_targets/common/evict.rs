@@ -335,7 +335,11 @@ fn checked_cycle(
             !evicted_before.contains(&(spec.namespace.clone(), spec.name.clone())),
             "{key} evicted again after an earlier cycle evicted it"
         );
-        assert!(matches!(start_status[v.ix()], TaskStatus::Running | TaskStatus::Bound), "victim {key} was {:?}", start_status[v.ix()]);
+        assert!(
+            matches!(start_status[v.ix()], TaskStatus::Running | TaskStatus::Bound),
+            "victim {key} was {:?}",
+            start_status[v.ix()]
+        );
         assert!(spec.preemptable, "victim {key} is not preemptable");
         let n = s.tasks.node_of(*v).expect("a victim stays on its node while Releasing");
         let vj = s.tasks.job_of(*v).expect("victims have a job");
@@ -387,7 +391,12 @@ fn checked_cycle(
                     let name = c.resources.name(d);
                     let Some(&floor) = g.get(name) else { continue };
                     let floor = floor.min(allocated[q][d]);
-                    assert!(left[q][d] >= floor, "reclaim took queue {} below its guarantee on {name}: {} < {floor}", s.queues.rec[q].spec.name, left[q][d]);
+                    assert!(
+                        left[q][d] >= floor,
+                        "reclaim took queue {} below its guarantee on {name}: {} < {floor}",
+                        s.queues.rec[q].spec.name,
+                        left[q][d]
+                    );
                 }
             }
         }
@@ -395,7 +404,8 @@ fn checked_cycle(
     if family == EvictFamily::CapacityHierarchy {
         let a = &s.queues.acct;
         let job_in_parent = (0..s.jobs.len).any(|j| !a.leaf[s.jobs.queue[j] as usize]);
-        let pipelined = (0..s.tasks.len).any(|t| s.tasks.status[t] == TaskStatus::Pipelined && start_status[t] != TaskStatus::Pipelined);
+        let pipelined =
+            (0..s.tasks.len).any(|t| s.tasks.status[t] == TaskStatus::Pipelined && start_status[t] != TaskStatus::Pipelined);
         if job_in_parent || a.tree_error.is_some() {
             assert!(s.binds.is_empty() && s.evictions.is_empty() && !pipelined, "capacity is not ready, yet the session acted");
         }
@@ -425,7 +435,10 @@ fn checked_cycle(
         assert!(*n <= by_reason.get(action).copied().unwrap_or(0), "{action}: {n} transactions for {by_reason:?}");
     }
     for (reason, _) in by_reason {
-        assert!(d.preemption.eviction_transactions.iter().any(|(a, n)| *a == reason && *n > 0), "{reason} evictions without a transaction");
+        assert!(
+            d.preemption.eviction_transactions.iter().any(|(a, n)| *a == reason && *n > 0),
+            "{reason} evictions without a transaction"
+        );
     }
     d
 }
@@ -460,7 +473,12 @@ fn snapshot(ssn: &Session<'_>) -> String {
     use basalt_core::session::tables::JobIdx;
     for a in 0..s.jobs.len {
         let j = JobIdx(a as u32);
-        out.push_str(&format!("{}{}{}", ssn.plugins.job_ready(s, j), ssn.plugins.job_pipelined(s, j), ssn.plugins.job_starving(s, j)));
+        out.push_str(&format!(
+            "{}{}{}",
+            ssn.plugins.job_ready(s, j),
+            ssn.plugins.job_pipelined(s, j),
+            ssn.plugins.job_starving(s, j)
+        ));
         for b in 0..s.jobs.len {
             out.push_str(&format!("{:?}", ssn.plugins.job_order(s, j, JobIdx(b as u32))));
         }
