@@ -27,8 +27,8 @@ pub const PREEMPT_CONF: &str = "actions: \"enqueue, allocate, preempt\"\ntiers:\
 
 /// A full cluster with a high-priority gang arriving (issue 11's preempt bench): `nodes` nodes
 /// of 8 CPUs, 32 GiB and 110 pods, each running `per_node` low-priority pods (PriorityClass
-/// `low`, 10) that fill its CPUs exactly, in single-pod PodGroups (`minMember: 1`, Running) of
-/// queue `default`; and one PodGroup of `gang` pending pods (PriorityClass `high`, 1000,
+/// `low`, 10) that fill its CPUs exactly, one Running PodGroup per node with `minMember` half
+/// its pods (so gang lets the other half go) in queue `default`; and one PodGroup of `gang` pending pods (PriorityClass `high`, 1000,
 /// `minMember: gang`, Inqueue) in the same queue, each asking for a quarter of a node's CPUs and
 /// 1 GiB, so every one of them needs victims evicted. Returns the cluster and the shape's name
 /// (`n<nodes>_p<running>_gang<gang>`).
@@ -87,10 +87,10 @@ pub fn preempt_cluster(nodes: usize, per_node: usize, gang: usize) -> (Cluster, 
         ..Default::default()
     };
     for n in 0..nodes {
+        let g = format!("run-{n}");
+        apply(Delta::PodGroup(group(&g, (per_node / 2) as i32, "low", PodGroupPhase::Running)));
         for i in 0..per_node {
-            let g = format!("run-{n}-{i}");
-            apply(Delta::PodGroup(group(&g, 1, "low", PodGroupPhase::Running)));
-            apply(Delta::Pod(pod(g.clone(), &g, "low", pod_cpu, Some(n))));
+            apply(Delta::Pod(pod(format!("{g}-{i}"), &g, "low", pod_cpu, Some(n))));
         }
     }
     apply(Delta::PodGroup(group("urgent", gang as i32, "high", PodGroupPhase::Inqueue)));
