@@ -84,12 +84,52 @@ pub struct QueueShare {
     pub request: ResourceList,
     /// Deserved, core units rounded to the nearest integer (the water-filling is in `f64`).
     pub deserved: ResourceList,
-    /// Whether every dimension's allocated has reached its deserved (proportion's overused).
+    /// Whether every dimension's allocated has reached its deserved (proportion's overused;
+    /// capacity: share > 1, as its close records it).
     pub overused: bool,
+    /// `inqueue` (Volcano `attr.inqueue`: resources reserved by enqueued jobs not yet
+    /// allocated), core units; `volcano_queue_inqueue_*`.
+    pub inqueue: ResourceList,
+    /// `spec.capability`, only the dimensions it names (`None` when unset, or with
+    /// `proportion`, which does not report it); `volcano_queue_capacity_*`, set by `capacity`.
+    pub capability: Option<ResourceList>,
+    /// The real capability the `capacity` plugin enforces (dimensions without a limit left
+    /// out; `None` with `proportion`); `volcano_queue_real_capacity_*`.
+    pub real_capability: Option<ResourceList>,
 }
 
 // `weight` and `share` are finite: weights are integers, shares divide by at least 0.1.
 impl Eq for QueueShare {}
+
+/// What the eviction actions counted in one cycle, for Volcano's preemption metrics
+/// (volcano-behaviour.md §8.1; `pkg/scheduler/metrics`): the runtime adds `attempts` to
+/// `volcano_total_preemption_attempts`, sets `volcano_pod_preemption_victims` to
+/// `last_victims`, and adds `eviction_transactions` to `volcano_eviction_transactions_total`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreemptionStats {
+    /// The number of victims the plugins' `Preemptable` returned on the last node `preempt`
+    /// considered (Volcano `UpdatePreemptionVictimsCount`, set once per node); `None` when
+    /// `preempt` considered no node this cycle.
+    pub last_victims: Option<u32>,
+    /// Nodes on which `preempt` had valid victims and tried evicting (Volcano
+    /// `RegisterPreemptionAttempts` in normal preemption), plus preemptors the topology-aware
+    /// mode pipelined (its own call site).
+    pub attempts: u32,
+    /// Statements committed with at least one eviction, per action (`preempt`, `reclaim`,
+    /// `gangpreempt`, `gangreclaim`; Volcano `RegisterEvictionTransaction`), in first-seen
+    /// order.
+    pub eviction_transactions: Vec<(&'static str, u32)>,
+}
+
+impl PreemptionStats {
+    /// Counts one committed statement with evictions for `action`.
+    pub fn count_transaction(&mut self, action: &'static str) {
+        match self.eviction_transactions.iter_mut().find(|(a, _)| *a == action) {
+            Some((_, n)) => *n += 1,
+            None => self.eviction_transactions.push((action, 1)),
+        }
+    }
+}
 
 /// The `PodScheduled=False` condition of a pod that is still pending after the cycle.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,4 +181,6 @@ pub struct Decisions {
     pub skipped: Vec<(PodGroupId, String)>,
     /// Events to record.
     pub events: Vec<Event>,
+    /// The eviction actions' counters (Volcano's preemption metrics).
+    pub preemption: PreemptionStats,
 }

@@ -117,6 +117,12 @@ proptest! {
         }
         // The decisions say the same: each pod evicted once, each nominated preemptor pipelined.
         let d = ssn.close();
+        // Volcano's preemption metrics: a committed statement with evictions per transaction,
+        // each after at least one attempt on a node with valid victims.
+        let tx = d.preemption.eviction_transactions.iter().find(|(a, _)| *a == "preempt").map_or(0, |x| x.1);
+        prop_assert_eq!(tx > 0, !d.evictions.is_empty(), "{:?}", d.preemption);
+        prop_assert!(tx as usize <= d.evictions.len() && tx <= d.preemption.attempts, "{:?}", d.preemption);
+        prop_assert!(d.evictions.is_empty() || d.preemption.last_victims.is_some());
         let pods: HashSet<_> = d.evictions.iter().map(|e| e.pod).collect();
         prop_assert_eq!(pods.len(), d.evictions.len());
     }

@@ -355,3 +355,86 @@ fn command_line_compares_confs_and_writes_series_and_plots() {
     let out = basalt(&["replay", "--conf", "/nonexistent/x.conf"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+const BARE_PODS: &str = r#"apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team}
+spec: {weight: 1}
+status: {state: Open}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: frozen}
+spec: {weight: 1}
+status: {state: Closed}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: to-team
+  namespace: ns
+  annotations: {scheduling.volcano.sh/queue-name: team}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: to-frozen
+  namespace: ns
+  annotations: {scheduling.volcano.sh/queue-name: frozen}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: plain
+  namespace: ns
+spec:
+  schedulerName: volcano
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+"#;
+
+/// Issue 10 rule 5 in `replay`, as `simulate` does it
+/// (`runtime/tests/scenarios/allocate/bare-pod-keeps-queue-annotation.yaml`): a pod without a
+/// PodGroup annotation but with `scheduling.volcano.sh/queue-name` gets its generated PodGroup
+/// in that queue; one naming a Closed queue is never scheduled; one without the annotation goes
+/// to the default queue.
+#[test]
+fn bare_pods_keep_their_queue_and_a_closed_queue_schedules_nothing() {
+    let dir = scratch("bare-queue");
+    let file = dir.0.join("cluster.yaml");
+    std::fs::write(&file, BARE_PODS).expect("write yaml");
+    let w = kube_yaml::import(std::slice::from_ref(&file), "volcano");
+    assert!(w.issues.is_empty(), "{:?}", w.issues);
+    let queue_of_group = |pod: &str| {
+        let j = w.jobs.iter().find(|j| j.tasks[0].pod.name == pod).expect("pod loaded");
+        j.group.queue.clone()
+    };
+    assert_eq!(queue_of_group("to-team"), "team");
+    assert_eq!(queue_of_group("to-frozen"), "frozen");
+    assert!(matches!(queue_of_group("plain").as_str(), "" | "default"), "{:?}", queue_of_group("plain"));
+    let out = replay::replay(&w, &default_conf(), &opts(PERIOD_10S, 1));
+    let rec = &out.records[0];
+    let task = |pod: &str| {
+        let j = w.jobs.iter().position(|j| j.tasks[0].pod.name == pod).expect("pod loaded");
+        &rec.tasks[rec.jobs[j].tasks.start]
+    };
+    let queue_name = |pod: &str| task(pod).queue.map(|q| rec.queues[q].name.clone());
+    assert_eq!(queue_name("to-team").as_deref(), Some("team"));
+    assert_eq!(queue_name("plain").as_deref(), Some("default"));
+    assert_eq!(queue_name("to-frozen").as_deref(), Some("frozen"));
+    assert_eq!(task("to-team").bind_ms, Some(0), "bound in its own queue at once");
+    assert_eq!(task("plain").bind_ms, Some(0));
+    assert_eq!(task("to-frozen").bind_ms, None, "a Closed queue schedules nothing");
+    let r = &out.report.runs[0].results;
+    assert_eq!((r.pods.submitted, r.pods.scheduled), (3, 2));
+}

@@ -106,6 +106,9 @@ pub fn execute(ssn: &mut Session<'_>) {
                 preempt(ssn, &mut stmt, &settings, &mut scratch, t, Scope::BetweenJobs);
             }
             if ssn.plugins.job_pipelined(&ssn.state, j) {
+                if stmt.has_evictions() {
+                    ssn.state.preemption.count_transaction(REASON);
+                }
                 ssn.commit(stmt);
             } else {
                 ssn.discard(stmt);
@@ -125,6 +128,9 @@ pub fn execute(ssn: &mut Session<'_>) {
                 };
                 let mut stmt = ssn.statement();
                 if preempt(ssn, &mut stmt, &settings, &mut scratch, t, Scope::WithinJob) {
+                    if stmt.has_evictions() {
+                        ssn.state.preemption.count_transaction(REASON);
+                    }
                     ssn.commit(stmt);
                 } else {
                     ssn.discard(stmt);
@@ -222,7 +228,13 @@ fn preempt<'a>(
     let mut nodes = std::mem::take(&mut scratch.nodes);
     preempt_nodes(&ssn.state, &ssn.plugins, &ctx, t, &mut scratch.offset, &mut nodes);
     let done = if settings.topology_aware {
-        preempt_topology::run(ssn, stmt, &ctx, t, &nodes, settings.limits, REASON, &mut |s, v| candidate(s, t, v, scope))
+        let done =
+            preempt_topology::run(ssn, stmt, &ctx, t, &nodes, settings.limits, REASON, &mut |s, v| candidate(s, t, v, scope));
+        // Volcano's topology-aware mode registers an attempt only for an assigned preemptor.
+        if done {
+            ssn.state.preemption.attempts += 1;
+        }
+        done
     } else {
         normal(ssn, stmt, scratch, &ctx, j, t, &mut nodes, scope)
     };
@@ -257,9 +269,11 @@ fn normal<'a>(
         scratch.candidates.clear();
         scratch.candidates.extend(ssn.state.tasks_on(n).filter(|&v| candidate(&ssn.state, t, v, scope)));
         ssn.plugins.preemptable(&ssn.state, t, &scratch.candidates, &mut scratch.victims, &mut scratch.spare);
+        ssn.state.preemption.last_victims = Some(scratch.victims.len() as u32);
         if !validate_victims(&ssn.state, t, n, &scratch.victims) {
             continue;
         }
+        ssn.state.preemption.attempts += 1;
         let mut victims = std::mem::take(&mut scratch.victims);
         order_victims(&ssn.state, &ssn.plugins, &mut victims, t);
         let ok = evict_until_fits(ssn, stmt, t, n, &victims, REASON, Attempt::Preempt, |s| fits_on_node(s, ctx, q, t, n));

@@ -77,6 +77,9 @@ pub fn execute(ssn: &mut Session<'_>) {
             reclaim_for_task(ssn, &mut stmt, &mut buf, j, t);
         }
         if ssn.plugins.job_pipelined(&ssn.state, j) {
+            if stmt.has_evictions() {
+                ssn.state.preemption.count_transaction(REASON);
+            }
             ssn.commit(stmt);
         } else {
             ssn.discard(stmt);

@@ -22,9 +22,12 @@
 use super::capacity_attrs::Attrs;
 use super::{EvictionKind, Verdict, Vote};
 use crate::conf::{ArgKind, ArgSpec, Arguments};
+use crate::decision::QueueShare;
 use crate::model::QueueState;
+use crate::resource::ResourceList;
 use crate::resource::PODS;
 use crate::session::queues::QueueAccounts;
+use crate::session::queues::UNLIMITED;
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -207,10 +210,56 @@ impl Capacity {
     }
 }
 
+impl Capacity {
+    /// The accounting of every queue with jobs, in queue order, as Volcano's capacity records
+    /// its `volcano_queue_*` gauges (deserved, allocated, request, capacity when
+    /// `spec.capability` is set, real capacity; overused = share > 1 at close). Amounts are the
+    /// plugin's own: with hierarchy a queue's include its descendants'.
+    fn queue_shares(&self, s: &State<'_>) -> Vec<QueueShare> {
+        let dims = self.dims;
+        let a = &s.queues.acct;
+        let name = |d: usize| s.cluster.resources.name(d).to_string();
+        let dense = |row: &[i64]| -> ResourceList { row.iter().enumerate().map(|(d, &v)| (name(d), v)).collect() };
+        let tree =
+            |col: &[i64], own: &[i64], q: QueueIdx| dense(QueueAccounts::row(if self.hierarchy { col } else { own }, q, dims));
+        (0..s.queues.len)
+            .filter(|&q| a.has_jobs[q])
+            .map(|q| {
+                let qi = QueueIdx(q as u32);
+                let set = a.capability_set[q];
+                let capability = (set != 0).then(|| {
+                    let row = QueueAccounts::row(a.capability, qi, dims);
+                    (0..dims).filter(|&d| set & (1 << d) != 0).map(|d| (name(d), row[d])).collect()
+                });
+                let real = self.real_capability(qi);
+                let real_capability = Some((0..dims).filter(|&d| real[d] != UNLIMITED).map(|d| (name(d), real[d])).collect());
+                let share = self.share(s, qi);
+                QueueShare {
+                    name: s.queues.rec[q].spec.name.clone(),
+                    weight: s.queues.rec[q].spec.weight.max(0) as f64,
+                    share,
+                    allocated: dense(self.allocated(s, qi)),
+                    request: tree(a.tree_request, a.request, qi),
+                    deserved: dense(self.deserved(qi)),
+                    overused: share > 1.0,
+                    inqueue: tree(a.tree_inqueue, a.inqueue, qi),
+                    capability,
+                    real_capability,
+                }
+            })
+            .collect()
+    }
+}
+
 plugin_impl! {
     impl<'a> for Capacity {
         fn name(&self) -> &'static str {
             "capacity"
+        }
+        /// Hands the queues' accounting to the decisions (Volcano's capacity records the
+        /// `volcano_queue_*` gauges in its session hooks).
+        fn on_close(&mut self, s: &mut State<'a>) {
+            s.queue_shares = self.queue_shares(s);
         }
         /// Volcano capacity's QueueOrderFn: `spec.priority` descending, then (with hierarchy) leaf
         /// queues before others and two leaves compared by their ancestors just below the

@@ -259,6 +259,9 @@ impl Proportion {
                     request: list(&mut request.iter().map(|&v| v as f64)),
                     deserved: list(&mut deserved.iter().copied()),
                     overused: (0..dims).all(|d| le(deserved[d], allocated[d] as f64)),
+                    inqueue: list(&mut QueueAccounts::row(a.inqueue, qi, dims).iter().map(|&v| v as f64)),
+                    capability: None,
+                    real_capability: None,
                 }
             })
             .collect()

@@ -125,6 +125,7 @@ pub(super) fn build<'a>(
         evictions: Vec::new(),
         events: Vec::new(),
         queue_shares: Vec::new(),
+        preemption: Default::default(),
         unready_jobs: Vec::new(),
         affinity_tasks: col(arena, kept.map(|k| &k.affinity_tasks[..]), &l.affinity_tasks),
         affinity_index: None,

@@ -125,6 +125,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         queue_shares: s.queue_shares.clone(),
         unready_jobs: s.unready_jobs.clone(),
         events: s.events.clone(),
+        preemption: s.preemption.clone(),
         ..Default::default()
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {

@@ -72,6 +72,8 @@ pub struct State<'a> {
     pub unready_jobs: Vec<(crate::cluster::PodGroupId, u32)>,
     /// Queue fair-share accounting, set by the `proportion` plugin at close.
     pub queue_shares: Vec<crate::decision::QueueShare>,
+    /// The eviction actions' counters for Volcano's preemption metrics.
+    pub preemption: crate::decision::PreemptionStats,
     /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
     pub affinity_tasks: &'a [TaskIdx],
     /// Label and term indexes for inter-pod affinity (present when `affinity_tasks` is not

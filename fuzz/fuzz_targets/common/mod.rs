@@ -2,12 +2,14 @@
 //! `arbitrary` ([`input`]), turned into core objects ([`objects`]) and a conf ([`conf`]), run
 //! for one to three cycles ([`driver`]) and checked after each ([`invariants`], against the
 //! independent reading in [`model`]; Statement discard in [`statement`]). Inputs that reach findings still open are
-//! skipped by [`known`].
+//! skipped by [`known`]. The eviction targets (preempt, reclaim, capacity hierarchy) have their own
+//! driver on generated production-like clusters: [`evict`].
 
 #![allow(dead_code)]
 
 pub mod conf;
 pub mod driver;
+pub mod evict;
 pub mod input;
 pub mod invariants;
 pub mod known;

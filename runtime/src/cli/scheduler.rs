@@ -126,6 +126,12 @@ pub struct SchedulerArgs {
     /// comparisons with `basalt simulate`; 0 = run until stopped).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_cycles: u64,
+    /// Refuse a conf that names an action or plugin Basalt does not implement, or a plugin
+    /// argument it does not know or that has no effect here (Basalt; as `simulate --strict`):
+    /// at start an error (exit 2), on a reload the conf is refused and the last good one kept.
+    /// Without it these are skipped with a warning in the log.
+    #[arg(long, value_name = "BOOL", default_value_t = false, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub strict: bool,
     /// Flight recorder: write every cycle's deltas, conf, seed and decisions into DIR
     /// (Basalt; replay them with `basalt replay --recording DIR`).
     #[arg(long, value_name = "DIR")]

@@ -3,7 +3,9 @@
 //! the cache's bind and status paths, volcano-behaviour.md §1.1, §1.6, §1.7):
 //! * each bind is assumed on the mirror at once and sent to the binder;
 //! * each pending pod's `PodScheduled=False` condition is written when it changed, with a
-//!   `FailedScheduling` Warning event;
+//!   `FailedScheduling` Warning event; a preemptor pipelined on a node where victims were
+//!   evicted for it gets that node as `status.nominatedNodeName` in the same write, only when
+//!   it differs from the pod's, and the field is never cleared (Volcano `taskUnschedulable`);
 //! * each PodGroup whose status changed is updated (one write in flight per PodGroup);
 //! * each Queue whose `status.allocated` changed is updated;
 //! * PodGroup events are recorded, an identical repeat within [`EVENT_REPEAT_WINDOW`] left out
@@ -16,8 +18,9 @@ use super::metrics::{PluginPhase, TaskStage};
 use super::mirror::{BindRequest, Key, Mirror, Object, PodScheduled, WatchEvent};
 use super::status::{self, Involved, Write, WriteResult};
 use crate::convert::resources::{amount, format_list};
+use basalt_core::cluster::{NodeId, PodId};
 use basalt_core::conf::SchedulerConf;
-use basalt_core::decision::{Decisions, PodGroupStatus, QueueShare};
+use basalt_core::decision::{Decisions, PodGroupStatus, PreemptionStats, QueueShare};
 use basalt_core::resource::ResourceList;
 use basalt_core::scheduler::{run_cycle_observed, CycleOptions, CyclePhase};
 use std::collections::{HashMap, HashSet};
@@ -84,6 +87,10 @@ pub struct CycleSummary {
     pub bind_stage_ms: Vec<f64>,
     /// Binds that failed for good since the previous cycle.
     pub bind_errors: u64,
+    /// Pods whose `status.nominatedNodeName` this cycle wrote.
+    pub nominated: usize,
+    /// The eviction actions' counters (Volcano's preemption metrics).
+    pub preemption: PreemptionStats,
 }
 
 /// How long a decided bind's start is kept waiting for its result (the binder always reports
@@ -227,6 +234,7 @@ impl Scheduler {
                         uid: req.uid.clone(),
                         reason: "SchedulerError".into(),
                         message: message.clone(),
+                        nominated: None,
                     });
                     out.write(Write::Event {
                         involved: self.pod_involved(&req),
@@ -397,6 +405,10 @@ impl Scheduler {
             }
         }
         summary.queues.extend(d.queue_shares.iter().cloned());
+        summary.preemption = d.preemption.clone();
+        // Preemptors pipelined where victims were evicted for them: their nominated node
+        // (Volcano `TaskSchedulingReason`: Pipelined with EvictionOccurred).
+        let nominations: HashMap<PodId, NodeId> = d.pipelined.iter().filter(|x| x.nominated).map(|x| (x.pod, x.node)).collect();
         for c in &d.unschedulable {
             let Some(p) = self.mirror.cluster.pod(c.pod) else { continue };
             let key = (p.spec.namespace.clone(), p.spec.name.clone());
@@ -406,16 +418,29 @@ impl Scheduler {
             if c.reason == "Unschedulable" {
                 summary.unschedulable_pods += 1;
             }
-            if self.mirror.pod_scheduled(&key) == Some(&want) {
+            // Only a non-empty nomination that differs from the pod's is written; it is never
+            // cleared (a later cycle that pipelines the pod without evicting leaves it).
+            let nominated = nominations
+                .get(&c.pod)
+                .and_then(|&n| self.mirror.cluster.node(n))
+                .map(|n| n.spec.name.clone())
+                .filter(|n| self.mirror.nominated(&key) != n.as_str());
+            let same = self.mirror.pod_scheduled(&key) == Some(&want);
+            if same && nominated.is_none() {
                 continue;
             }
             self.mirror.note_written(&key, &uid, want);
+            if let Some(n) = &nominated {
+                self.mirror.note_nominated(&key, &uid, n);
+                summary.nominated += 1;
+            }
             out.write(Write::PodCondition {
                 namespace: key.0.clone(),
                 name: key.1.clone(),
                 uid: uid.clone(),
                 reason: c.reason.clone(),
                 message: c.message.clone(),
+                nominated,
             });
             out.write(Write::Event {
                 involved: Involved { kind: "Pod", api_version: "v1", namespace: key.0, name: key.1, uid },
@@ -563,7 +588,127 @@ pub fn set_pod_group_status(obj: &mut serde_json::Value, s: &PodGroupStatus) {
 mod tests {
     use super::*;
     use basalt_core::cluster::PodGroupId;
+    use basalt_core::decision::{Pipelined, PodCondition};
     use basalt_core::model::{PodGroupCondition, PodGroupPhase};
+    use k8s_openapi::api::core::v1 as k8s;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use kube::api::ObjectMeta;
+    use std::sync::Mutex;
+
+    /// Keeps the writes of an apply step.
+    #[derive(Default)]
+    struct Kept(Mutex<Vec<Write>>);
+
+    impl Outputs for Kept {
+        fn bind(&self, _: BindRequest) {}
+        fn write(&self, w: Write) {
+            self.0.lock().unwrap().push(w);
+        }
+    }
+
+    impl Kept {
+        /// The `(nominated, reason)` of each `PodCondition` write so far, then forgets them.
+        fn conditions(&self) -> Vec<(Option<String>, String)> {
+            let mut v = self.0.lock().unwrap();
+            let out = v
+                .iter()
+                .filter_map(|w| match w {
+                    Write::PodCondition { nominated, reason, .. } => Some((nominated.clone(), reason.clone())),
+                    _ => None,
+                })
+                .collect();
+            v.clear();
+            out
+        }
+    }
+
+    fn node(name: &str) -> Object {
+        Object::Node(Box::new(k8s::Node {
+            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+            status: Some(k8s::NodeStatus {
+                allocatable: Some([("cpu".to_string(), Quantity("2".into()))].into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
+    }
+
+    fn pending_pod(nominated: Option<&str>) -> Object {
+        Object::Pod(Box::new(k8s::Pod {
+            metadata: ObjectMeta {
+                name: Some("preemptor".into()),
+                namespace: Some("ns".into()),
+                uid: Some("u1".into()),
+                ..Default::default()
+            },
+            spec: Some(k8s::PodSpec {
+                scheduler_name: Some("volcano".into()),
+                containers: vec![k8s::Container { name: "c".into(), ..Default::default() }],
+                ..Default::default()
+            }),
+            status: Some(k8s::PodStatus {
+                phase: Some("Pending".into()),
+                nominated_node_name: nominated.map(str::to_string),
+                ..Default::default()
+            }),
+        }))
+    }
+
+    /// volcano-behaviour.md §1.6: a preemptor pipelined where victims were evicted gets that
+    /// node as `status.nominatedNodeName` with its condition, once; a later cycle that
+    /// pipelines it without evicting does not clear it, and the watch's echo is not rewritten.
+    #[test]
+    fn nominated_node_is_written_once_and_never_cleared() {
+        let mut m = Mirror::new(vec!["volcano".into()], vec![]);
+        m.handle(WatchEvent::Apply(node("n1")));
+        m.handle(WatchEvent::Apply(pending_pod(None)));
+        let pod = m.cluster.pod_id("ns", "preemptor").unwrap();
+        let n1 = m.cluster.node_id("n1").unwrap();
+        let mut sch = Scheduler::new(m, 0, 0);
+        let cond = PodCondition {
+            pod,
+            reason: "Unschedulable".into(),
+            message: "Pod ns/preemptor can possibly be assigned to n1, once resource is released and minAvailable is satisfied"
+                .into(),
+        };
+        let cycle = |nominated: bool| Decisions {
+            pipelined: vec![Pipelined { pod, node: n1, nominated }],
+            unschedulable: vec![cond.clone()],
+            ..Decisions::default()
+        };
+        let out = Kept::default();
+        let mut summary = CycleSummary::default();
+        sch.apply_decisions(&cycle(true), &out, &mut summary);
+        assert_eq!(out.conditions(), vec![(Some("n1".to_string()), "Unschedulable".to_string())]);
+        assert_eq!(summary.nominated, 1);
+        sch.apply_decisions(&cycle(true), &out, &mut summary);
+        assert_eq!(out.conditions(), vec![], "nothing changed: nothing written");
+        sch.apply_decisions(&cycle(false), &out, &mut summary);
+        assert_eq!(out.conditions(), vec![], "pipelined without eviction: the nomination is kept, not cleared");
+        sch.mirror.handle(WatchEvent::Apply(pending_pod(Some("n1"))));
+        sch.apply_decisions(&cycle(true), &out, &mut summary);
+        assert_eq!(out.conditions(), vec![], "the watch shows what was written");
+        assert_eq!(summary.nominated, 1);
+    }
+
+    #[test]
+    fn a_different_nomination_is_written() {
+        let mut m = Mirror::new(vec!["volcano".into()], vec![]);
+        m.handle(WatchEvent::Apply(node("n1")));
+        m.handle(WatchEvent::Apply(node("n2")));
+        m.handle(WatchEvent::Apply(pending_pod(Some("n2"))));
+        let pod = m.cluster.pod_id("ns", "preemptor").unwrap();
+        let n1 = m.cluster.node_id("n1").unwrap();
+        let mut sch = Scheduler::new(m, 0, 0);
+        let d = Decisions {
+            pipelined: vec![Pipelined { pod, node: n1, nominated: true }],
+            unschedulable: vec![PodCondition { pod, reason: "Unschedulable".into(), message: "m".into() }],
+            ..Decisions::default()
+        };
+        let out = Kept::default();
+        sch.apply_decisions(&d, &out, &mut CycleSummary::default());
+        assert_eq!(out.conditions(), vec![(Some("n1".to_string()), "Unschedulable".to_string())]);
+    }
 
     fn status(msg: &str) -> PodGroupStatus {
         PodGroupStatus {

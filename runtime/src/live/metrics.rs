@@ -6,12 +6,11 @@
 //! `/metrics` is the OpenMetrics 1.0 text format (prometheus-client). Counters there carry the
 //! `_total` suffix on their samples, so `volcano_schedule_attempts_total` reads as in Volcano.
 //!
-//! Only what Basalt can fill is registered: no `volcano_pod_preemption_victims` /
-//! `volcano_total_preemption_attempts` / `volcano_eviction_transactions_total` (the core has no
-//! preempt or reclaim yet), no `volcano_queue_capacity_*` / `volcano_queue_real_capacity_*` (no
-//! `capacity` plugin), no per-task `Predicate`/`Scoring` stage times (the core reads no clock
-//! inside an action), no `Watched`/`PreBound` task stages and no `PreBind` stage (Basalt has no
-//! PreBind step). docs/live-scheduler.md lists them.
+//! Only what Basalt can fill is registered: no per-task `Predicate`/`Scoring` stage times (the
+//! core reads no clock inside an action), no `Watched`/`PreBound` task stages and no `PreBind`
+//! stage (Basalt has no PreBind step). docs/live-scheduler.md lists them.
+//! `volcano_total_preemption_attempts` is a gauge here (its value only grows): an OpenMetrics
+//! counter's sample would be named `…_total`, and Volcano's is not.
 //!
 //! Recording takes a lock on labelled families (prometheus-client's `Family`) and on Basalt's
 //! bookkeeping: call it after a cycle, never from inside the session's hot path.
@@ -239,6 +238,13 @@ pub struct QueueMetrics {
     pub weight: f64,
     /// `volcano_queue_overused` (1 or 0).
     pub overused: bool,
+    /// `volcano_queue_inqueue_*`.
+    pub inqueue: QueueResources,
+    /// `volcano_queue_capacity_*` (`spec.capability`; `None`: no series, as Volcano records it
+    /// only when the capability is set).
+    pub capability: Option<QueueResources>,
+    /// `volcano_queue_real_capacity_*` (`None`: no series; only `capacity` records it).
+    pub real_capability: Option<QueueResources>,
 }
 
 /// The three gauges of one resource aspect of queues.
@@ -307,7 +313,13 @@ pub struct Metrics {
     queue_allocated: QueueResourceGauges,
     queue_request: QueueResourceGauges,
     queue_deserved: QueueResourceGauges,
+    queue_inqueue: QueueResourceGauges,
+    queue_capacity: QueueResourceGauges,
+    queue_real_capacity: QueueResourceGauges,
     queue_share: Swept<Label>,
+    pod_preemption_victims: Gauge,
+    total_preemption_attempts: Gauge,
+    eviction_transactions: Family<Fixed, Counter>,
     queue_weight: Swept<Label>,
     queue_overused: Swept<Label>,
     pods_bound: Counter,
@@ -382,6 +394,25 @@ impl Metrics {
         let queue_allocated = QueueResourceGauges::register(v, "allocated", "Allocated");
         let queue_request = QueueResourceGauges::register(v, "request", "Request");
         let queue_deserved = QueueResourceGauges::register(v, "deserved", "Deserved");
+        let queue_inqueue = QueueResourceGauges::register(v, "inqueue", "Inqueue");
+        let queue_capacity = QueueResourceGauges::register(v, "capacity", "Capacity");
+        let queue_real_capacity = QueueResourceGauges::register(v, "real_capacity", "Real capacity");
+        let pod_preemption_victims = Gauge::default();
+        v.register("pod_preemption_victims", "Number of selected preemption victims", pod_preemption_victims.clone());
+        // A gauge, not a counter: OpenMetrics names every counter's sample `<name>_total`, and
+        // Volcano's sample is `volcano_total_preemption_attempts` (it only ever increases).
+        let total_preemption_attempts = Gauge::default();
+        v.register(
+            "total_preemption_attempts",
+            "Total preemption attempts in the cluster till now",
+            total_preemption_attempts.clone(),
+        );
+        let eviction_transactions = Family::<Fixed, Counter>::default();
+        v.register(
+            "eviction_transactions",
+            "Committed scheduler statements that evicted at least one pod, by action",
+            eviction_transactions.clone(),
+        );
         let queue_share = Swept::new();
         v.register("queue_share", "Share for one queue", queue_share.family.clone());
         let queue_weight = Swept::new();
@@ -421,7 +452,13 @@ impl Metrics {
             queue_allocated,
             queue_request,
             queue_deserved,
+            queue_inqueue,
+            queue_capacity,
+            queue_real_capacity,
             queue_share,
+            pod_preemption_victims,
+            total_preemption_attempts,
+            eviction_transactions,
             queue_weight,
             queue_overused,
             pods_bound,
@@ -487,10 +524,28 @@ impl Metrics {
         self.queue_allocated.set(all().map(|q| (q.name.as_str(), &q.allocated)));
         self.queue_request.set(all().map(|q| (q.name.as_str(), &q.request)));
         self.queue_deserved.set(all().map(|q| (q.name.as_str(), &q.deserved)));
+        self.queue_inqueue.set(all().map(|q| (q.name.as_str(), &q.inqueue)));
+        self.queue_capacity.set(all().filter_map(|q| Some((q.name.as_str(), q.capability.as_ref()?))));
+        self.queue_real_capacity.set(all().filter_map(|q| Some((q.name.as_str(), q.real_capability.as_ref()?))));
         let label = |q: &QueueMetrics| [("queue_name", q.name.clone())];
         self.queue_share.set_all(all().map(|q| (label(q), q.share)));
         self.queue_weight.set_all(all().map(|q| (label(q), q.weight)));
         self.queue_overused.set_all(all().map(|q| (label(q), if q.overused { 1.0 } else { 0.0 })));
+    }
+
+    /// One cycle's preemption counters: `volcano_total_preemption_attempts` += `attempts`,
+    /// `volcano_pod_preemption_victims` = `last_victims` when preempt considered a node (kept
+    /// otherwise, as Volcano's gauge keeps its last value), and
+    /// `volcano_eviction_transactions_total{action}` += each action's committed statements
+    /// with evictions.
+    pub fn record_preemption(&self, attempts: u64, last_victims: Option<u32>, transactions: &[(&'static str, u32)]) {
+        self.total_preemption_attempts.inc_by(attempts as i64);
+        if let Some(v) = last_victims {
+            self.pod_preemption_victims.set(i64::from(v));
+        }
+        for &(action, n) in transactions {
+            self.eviction_transactions.get_or_create(&[("action", action)]).inc_by(u64::from(n));
+        }
     }
 
     /// One binding's outcome: `basalt_pods_bound_total` or `basalt_bind_failures_total` += 1.
@@ -830,14 +885,61 @@ mod tests {
         assert_eq!(sample(&t, "volcano_queue_share{queue_name=\"default\"}"), Some(0.25));
         assert_eq!(sample(&t, "volcano_queue_weight{queue_name=\"default\"}"), Some(1.0));
         assert_eq!(sample(&t, "volcano_queue_overused{queue_name=\"default\"}"), Some(1.0));
-        for unfilled in [
-            "volcano_queue_capacity_",
-            "volcano_queue_real_capacity_",
-            "volcano_pod_preemption_victims",
-            "volcano_total_preemption_attempts",
-        ] {
-            assert!(!t.contains(unfilled), "{unfilled} is not registered: Basalt cannot fill it");
-        }
+        assert_eq!(sample(&t, "volcano_queue_inqueue_milli_cpu{queue_name=\"default\"}"), Some(0.0));
+        assert!(!t.contains("volcano_queue_capacity_milli_cpu{"), "no capability set: no capacity series");
+        assert!(!t.contains("volcano_queue_real_capacity_milli_cpu{"), "proportion reports no real capacity");
+        assert_eq!(sample(&t, "volcano_total_preemption_attempts"), Some(0.0));
+        assert_eq!(sample(&t, "volcano_pod_preemption_victims"), Some(0.0));
+    }
+
+    /// The preemption metrics (volcano-behaviour.md §8.1): attempts add up across cycles, the
+    /// victims gauge keeps the last node's count (a cycle without preempt leaves it), and the
+    /// eviction transactions count per action.
+    #[test]
+    fn preemption_metrics_add_up_and_keep_the_last_victims() {
+        let m = Metrics::new();
+        m.record_preemption(2, Some(3), &[("preempt", 1)]);
+        m.record_preemption(1, Some(1), &[("preempt", 2), ("reclaim", 1)]);
+        m.record_preemption(0, None, &[]);
+        let t = m.encode();
+        assert_eq!(sample(&t, "volcano_total_preemption_attempts"), Some(3.0));
+        assert_eq!(sample(&t, "volcano_pod_preemption_victims"), Some(1.0));
+        assert_eq!(sample(&t, "volcano_eviction_transactions_total{action=\"preempt\"}"), Some(3.0));
+        assert_eq!(sample(&t, "volcano_eviction_transactions_total{action=\"reclaim\"}"), Some(1.0));
+    }
+
+    /// `capacity`'s gauges: capacity only for a queue with `spec.capability`, real capacity and
+    /// inqueue in the same units as allocated; a queue that drops its capability loses the
+    /// series.
+    #[test]
+    fn capacity_and_inqueue_gauges() {
+        let m = Metrics::new();
+        let gpu = |v: f64| QueueResources { milli_cpu: 4000.0, memory_bytes: 8.0, scalar: vec![("nvidia.com/gpu".into(), v)] };
+        let q1 = QueueMetrics {
+            name: "q1".into(),
+            inqueue: QueueResources { milli_cpu: 500.0, ..QueueResources::default() },
+            capability: Some(gpu(2000.0)),
+            real_capability: Some(gpu(1000.0)),
+            ..QueueMetrics::default()
+        };
+        let q2 = QueueMetrics { name: "q2".into(), real_capability: Some(gpu(3000.0)), ..QueueMetrics::default() };
+        m.set_queues(&[q1.clone(), q2]);
+        let t = m.encode();
+        assert_eq!(sample(&t, "volcano_queue_inqueue_milli_cpu{queue_name=\"q1\"}"), Some(500.0));
+        assert_eq!(sample(&t, "volcano_queue_capacity_milli_cpu{queue_name=\"q1\"}"), Some(4000.0));
+        assert_eq!(
+            sample(&t, "volcano_queue_capacity_scalar_resources{queue_name=\"q1\",resource=\"nvidia.com/gpu\"}"),
+            Some(2000.0)
+        );
+        assert_eq!(sample(&t, "volcano_queue_capacity_milli_cpu{queue_name=\"q2\"}"), None, "q2 has no capability");
+        assert_eq!(
+            sample(&t, "volcano_queue_real_capacity_scalar_resources{queue_name=\"q2\",resource=\"nvidia.com/gpu\"}"),
+            Some(3000.0)
+        );
+        m.set_queues(&[QueueMetrics { capability: None, ..q1 }]);
+        let t = m.encode();
+        assert_eq!(sample(&t, "volcano_queue_capacity_milli_cpu{queue_name=\"q1\"}"), None);
+        assert_eq!(sample(&t, "volcano_queue_real_capacity_milli_cpu{queue_name=\"q2\"}"), None, "q2 is gone");
     }
 
     #[test]

@@ -148,6 +148,8 @@ struct PodMeta {
     observed: Option<PodScheduled>,
     /// `PodScheduled` as the scheduler last wrote it (pending the watch's echo).
     written: Option<PodScheduled>,
+    /// `status.nominatedNodeName` as the scheduler last wrote it.
+    written_nominated: Option<String>,
 }
 
 /// A bind decided and not yet confirmed by the API.
@@ -555,6 +557,25 @@ impl Mirror {
         if let Some(m) = self.pods.get_mut(key) {
             if m.uid == uid {
                 m.written = Some(cond);
+            }
+        }
+    }
+
+    /// The pod's `status.nominatedNodeName`: as last written by the scheduler, else as the
+    /// API last showed it (empty when unset or the pod is unknown).
+    pub fn nominated(&self, key: &Key) -> &str {
+        if let Some(n) = self.pods.get(key).and_then(|m| m.written_nominated.as_deref()) {
+            return n;
+        }
+        let id = self.cluster.pod_id(&key.0, &key.1);
+        id.and_then(|id| self.cluster.pod(id)).map_or("", |p| p.spec.nominated_node_name.as_str())
+    }
+
+    /// Notes that `status.nominatedNodeName` was written as `node` for the pod `key` with `uid`.
+    pub fn note_nominated(&mut self, key: &Key, uid: &str, node: &str) {
+        if let Some(m) = self.pods.get_mut(key) {
+            if m.uid == uid {
+                m.written_nominated = Some(node.to_string());
             }
         }
     }

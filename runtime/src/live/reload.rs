@@ -27,6 +27,10 @@ pub const DEBOUNCE: Duration = Duration::from_millis(100);
 /// The command-line options applied on top of every conf loaded.
 type Apply = dyn Fn(&mut SchedulerConf) + Send + Sync;
 
+/// A check every conf must pass before it is used (`basalt scheduler --strict`): `Err` names
+/// what is refused.
+type Check = dyn Fn(&SchedulerConf, &Path) -> Result<(), String> + Send + Sync;
+
 /// The current scheduler conf, kept up to date with its file. Dropping it stops watching.
 pub struct ConfWatcher {
     inner: Arc<Inner>,
@@ -47,6 +51,7 @@ impl std::fmt::Debug for ConfWatcher {
 struct Inner {
     path: Option<PathBuf>,
     apply: Box<Apply>,
+    check: Box<Check>,
     tx: watch::Sender<Arc<SchedulerConf>>,
     /// The text of the last good conf: an event that leaves the text unchanged is no reload.
     last_text: Mutex<String>,
@@ -54,10 +59,12 @@ struct Inner {
     failures: AtomicU64,
 }
 
-/// Reads and parses the conf at `path`; warnings are logged. Errors name the file.
-fn load(path: &Path) -> Result<(String, SchedulerConf), String> {
+/// Reads and parses the conf at `path`, then runs `check` on it; warnings are logged. Errors
+/// name the file.
+fn load(path: &Path, check: &Check) -> Result<(String, SchedulerConf), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read conf {}: {e}", path.display()))?;
     let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", path.display()))?;
+    check(&conf, path)?;
     for w in warnings {
         tracing::warn!(file = %path.display(), "{w}");
     }
@@ -78,7 +85,7 @@ impl Inner {
     /// Re-reads the file; publishes the conf if it parsed and its text changed.
     fn reload(&self) {
         let Some(path) = &self.path else { return };
-        match load(path) {
+        match load(path, &*self.check) {
             Ok((text, mut conf)) => {
                 let mut last = self.last_text.lock().unwrap_or_else(|p| p.into_inner());
                 if *last == text {
@@ -105,10 +112,25 @@ impl ConfWatcher {
     /// Errors: the first load failing (unreadable file or invalid conf; the message names the
     /// file), or the directory not being watchable.
     pub fn start(path: Option<PathBuf>, apply: impl Fn(&mut SchedulerConf) + Send + Sync + 'static) -> Result<Self, String> {
+        Self::start_checked(path, |_, _| Ok(()), apply)
+    }
+
+    /// [`ConfWatcher::start`] with `check` run on every conf read from the file before it is
+    /// used (the built-in default is not checked): a first conf it refuses is an error, a
+    /// reloaded one is refused like an invalid one (logged and counted, the last good conf
+    /// kept). `basalt scheduler --strict` passes [`crate::sim::strict_check`].
+    ///
+    /// Errors: as [`ConfWatcher::start`], or `check`'s message for the first conf.
+    pub fn start_checked(
+        path: Option<PathBuf>,
+        check: impl Fn(&SchedulerConf, &Path) -> Result<(), String> + Send + Sync + 'static,
+        apply: impl Fn(&mut SchedulerConf) + Send + Sync + 'static,
+    ) -> Result<Self, String> {
         let apply: Box<Apply> = Box::new(apply);
+        let check: Box<Check> = Box::new(check);
         let (text, mut conf) = match &path {
             None => (String::new(), SchedulerConf::default()),
-            Some(p) => load(p)?,
+            Some(p) => load(p, &*check)?,
         };
         apply(&mut conf);
         if let Some(p) = &path {
@@ -120,6 +142,7 @@ impl ConfWatcher {
         let inner = Arc::new(Inner {
             path: path.clone(),
             apply,
+            check,
             tx,
             last_text: Mutex::new(text),
             reloads: AtomicU64::new(0),
@@ -332,6 +355,32 @@ mod tests {
         assert_eq!(w.reloads(), 0);
 
         configmap_swap(&d, "..v3", Some("..v2"), GOOD_2);
+        wait_until("the new good conf", || w.reloads() == 1);
+        assert_eq!(actions(&w), [ActionKind::Allocate]);
+    }
+
+    /// `--strict`'s check: a first conf it refuses is an error naming the file and what is
+    /// refused; on reload such a conf is refused and the last good one kept, then a good one
+    /// is taken.
+    #[test]
+    fn a_checked_conf_is_refused_at_start_and_on_reload() {
+        let check = |c: &SchedulerConf, p: &Path| crate::sim::strict_check(c, &format!("conf {}", p.display()));
+        let d = tempdir("strict");
+        let f = d.join("volcano-scheduler.conf");
+        let unimplemented = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: sla\n";
+        std::fs::write(&f, unimplemented).unwrap();
+        let e = ConfWatcher::start_checked(Some(f.clone()), check, |_| {}).unwrap_err();
+        assert!(e.starts_with("--strict:") && e.contains(&f.display().to_string()) && e.contains("sla"), "{e}");
+        // Without the check the same conf starts (the plugin is skipped).
+        assert!(ConfWatcher::start(Some(f.clone()), |_| {}).is_ok());
+
+        std::fs::write(&f, GOOD_1).unwrap();
+        let w = ConfWatcher::start_checked(Some(f.clone()), check, |_| {}).unwrap();
+        std::fs::write(&f, unimplemented).unwrap();
+        wait_until("the unimplemented conf to be refused", || w.failures() == 1);
+        assert_eq!(actions(&w), [ActionKind::Enqueue, ActionKind::Allocate, ActionKind::Backfill], "last good kept");
+        assert_eq!(w.reloads(), 0);
+        std::fs::write(&f, GOOD_2).unwrap();
         wait_until("the new good conf", || w.reloads() == 1);
         assert_eq!(actions(&w), [ActionKind::Allocate]);
     }

@@ -270,7 +270,20 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     }
     let conf = {
         let a = args.clone();
-        match ConfWatcher::start(args.conf_path(), move |c: &mut SchedulerConf| apply_options(c, &a)) {
+        let strict = args.strict;
+        // Every conf read from the file: with --strict what Basalt does not implement refuses
+        // it, else each such item is logged as skipped (volcano-behaviour.md §1.2).
+        let check = move |c: &SchedulerConf, p: &std::path::Path| {
+            let what = format!("conf {}", p.display());
+            if strict {
+                return crate::sim::strict_check(c, &what);
+            }
+            for n in crate::sim::NotHonouredReport::of(c, None) {
+                tracing::warn!(file = %p.display(), "not honoured: {}", n.message);
+            }
+            Ok(())
+        };
+        match ConfWatcher::start_checked(args.conf_path(), check, move |c: &mut SchedulerConf| apply_options(c, &a)) {
             Ok(w) => Arc::new(w),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -532,6 +545,7 @@ pub fn observe_cycle(m: &Metrics, s: &super::cycle::CycleSummary) {
     m.record_schedule_attempts(ScheduleResult::Scheduled, s.binds as u64);
     m.record_schedule_attempts(ScheduleResult::Unschedulable, s.unschedulable_pods as u64);
     m.record_schedule_attempts(ScheduleResult::Error, s.bind_errors);
+    m.record_preemption(u64::from(s.preemption.attempts), s.preemption.last_victims, &s.preemption.eviction_transactions);
     m.set_unschedulable(s.unready_jobs.iter().map(|(j, n)| (j.as_str(), *n)), s.unready_jobs.len() as i64);
     let queues: Vec<QueueMetrics> = s.queues.iter().map(queue_metrics).collect();
     m.set_queues(&queues);
@@ -563,6 +577,9 @@ fn queue_metrics(q: &basalt_core::decision::QueueShare) -> QueueMetrics {
         share: q.share,
         weight: q.weight,
         overused: q.overused,
+        inqueue: queue_resources(&q.inqueue),
+        capability: q.capability.as_ref().map(queue_resources),
+        real_capability: q.real_capability.as_ref().map(queue_resources),
     }
 }
 

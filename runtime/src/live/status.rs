@@ -50,7 +50,9 @@ pub struct Involved {
 /// One write.
 #[derive(Clone, Debug)]
 pub enum Write {
-    /// Set the pod's `PodScheduled` condition (`status` `False`, `reason`, `message`).
+    /// Set the pod's `PodScheduled` condition (`status` `False`, `reason`, `message`) and,
+    /// when `nominated` is given, its `status.nominatedNodeName`, in one `pods/status` update
+    /// (Volcano's `taskUnschedulable`, volcano-behaviour.md §1.6).
     PodCondition {
         /// Namespace.
         namespace: String,
@@ -62,6 +64,9 @@ pub enum Write {
         reason: String,
         /// `message`.
         message: String,
+        /// `status.nominatedNodeName` to set (the node a preemption evicted victims on); `None`
+        /// leaves the field as it is (Volcano never clears it).
+        nominated: Option<String>,
     },
     /// Record an event.
     Event {
@@ -259,7 +264,25 @@ pub fn set_pod_scheduled(pod: &mut Value, reason: &str, message: &str) {
     set_pod_condition(pod, "PodScheduled", "False", reason, message);
 }
 
-async fn write_pod_condition(ctx: &Ctx, ns: &str, name: &str, uid: &str, reason: &str, message: &str) -> Result<(), String> {
+/// Sets a pod object's `status.nominatedNodeName` to `node` (creating `status` if needed).
+pub fn set_nominated_node(pod: &mut Value, node: &str) {
+    let Some(o) = pod.as_object_mut() else { return };
+    let st = o.entry("status").or_insert_with(|| serde_json::json!({}));
+    if !st.is_object() {
+        *st = serde_json::json!({});
+    }
+    st["nominatedNodeName"] = node.into();
+}
+
+async fn write_pod_condition(
+    ctx: &Ctx,
+    ns: &str,
+    name: &str,
+    uid: &str,
+    reason: &str,
+    message: &str,
+    nominated: Option<&str>,
+) -> Result<(), String> {
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &pod_resource());
     let mut last = String::new();
     for _ in 0..ctx.cfg.max_attempts.max(1) {
@@ -277,6 +300,9 @@ async fn write_pod_condition(ctx: &Ctx, ns: &str, name: &str, uid: &str, reason:
             return Ok(());
         }
         set_pod_scheduled(&mut obj.data, reason, message);
+        if let Some(node) = nominated {
+            set_nominated_node(&mut obj.data, node);
+        }
         match ctx.call(api.replace_status(name, &PostParams::default(), &obj)).await {
             Ok(_) => return Ok(()),
             Err(e) if not_found(&e) => return Ok(()),
@@ -459,9 +485,10 @@ async fn perform(shared: &Shared, w: Write) -> WriteResult {
     };
     let kind = w.kind();
     let (object, outcome) = match &w {
-        Write::PodCondition { namespace, name, uid, reason, message } => {
-            (format!("{namespace}/{name}"), write_pod_condition(ctx, namespace, name, uid, reason, message).await.map(|()| None))
-        }
+        Write::PodCondition { namespace, name, uid, reason, message, nominated } => (
+            format!("{namespace}/{name}"),
+            write_pod_condition(ctx, namespace, name, uid, reason, message, nominated.as_deref()).await.map(|()| None),
+        ),
         Write::Event { involved, type_, reason, message } => (
             format!("{}/{}", involved.namespace, involved.name),
             write_event(ctx, involved, type_, reason, message).await.map(|()| None),
@@ -601,6 +628,18 @@ mod tests {
         assert_eq!(conds[0]["type"], "Ready");
         assert_eq!(conds[1]["message"], "new");
         assert_eq!(conds[1]["lastTransitionTime"], "2020-01-01T00:00:00Z", "status unchanged: transition time kept");
+    }
+
+    #[test]
+    fn nominated_node_is_set_beside_the_condition() {
+        let mut pod = serde_json::json!({"status": {"phase": "Pending"}});
+        set_pod_scheduled(&mut pod, "Unschedulable", "m");
+        set_nominated_node(&mut pod, "n1");
+        assert_eq!(pod["status"]["nominatedNodeName"], "n1");
+        assert_eq!(pod["status"]["phase"], "Pending", "other status fields are kept");
+        let mut bare = serde_json::json!({});
+        set_nominated_node(&mut bare, "n2");
+        assert_eq!(bare["status"]["nominatedNodeName"], "n2");
     }
 
     #[test]
