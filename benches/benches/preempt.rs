@@ -20,7 +20,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn bench(c: &mut Criterion) {
     let conf = SchedulerConf::parse(PREEMPT_CONF).expect("the bench conf parses").0;
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     let nodes: Vec<usize> = std::env::var("BASALT_BENCH_NODES")
         .unwrap_or_else(|_| "1000,10000".into())
         .split(',')

@@ -36,7 +36,7 @@ fn main() {
         eprintln!("error: cannot start a worker thread");
         std::process::exit(1);
     };
-    let opts = CycleOptions { seed: 1, cycle: 1 };
+    let opts = CycleOptions { seed: 1, cycle: 1, now_ms: 0 };
     pool.install(|| {
         for round in 0..5 {
             let arena = bumpalo::Bump::new();

@@ -257,7 +257,7 @@ pub fn run(input: &EvictInput, family: EvictFamily) {
     let (mut term_a, mut term_b) = (Vec::new(), Vec::new());
     let stats = std::env::var_os("BASALT_FUZZ_STATS").is_some();
     for i in 0..(1 + input.cycles % 3) as u64 {
-        let opts = CycleOptions { seed: input.seed.wrapping_add(i), cycle: i + 1 };
+        let opts = CycleOptions { seed: input.seed.wrapping_add(i), cycle: i + 1, now_ms: 0 };
         let d = checked_cycle(&a, &conf, &opts, family, &evicted_before);
         assert_eq!(d, basalt_core::run_cycle(&b, &conf, &opts), "cycle {}: same input and seed, different decisions", i + 1);
         if stats {
