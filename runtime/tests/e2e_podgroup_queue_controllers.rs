@@ -175,7 +175,13 @@ async fn queue_command(client: &Client, ns: &str, q: &str, action: &str) -> supp
         reason: Some("test".into()),
         message: None,
     };
-    Api::<Command>::namespaced(client.clone(), ns).create(&PostParams::default(), &c).await?;
+    // Command implements kube::Resource by hand, so serde leaves out apiVersion and kind.
+    let mut body = serde_json::to_value(&c)?;
+    body["apiVersion"] = "bus.volcano.sh/v1alpha1".into();
+    body["kind"] = "Command".into();
+    let obj: kube::api::DynamicObject = serde_json::from_value(body)?;
+    let ar = kube::api::ApiResource::erase::<Command>(&());
+    Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), ns, &ar).create(&PostParams::default(), &obj).await?;
     Ok(())
 }
 
