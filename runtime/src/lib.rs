@@ -6,7 +6,9 @@
 //! * [`sim`]: the in-memory simulated cluster behind `basalt simulate`, and its reports;
 //! * [`replay`]: `basalt replay`: workloads and traces over virtual time, with a report;
 //! * [`live`]: building blocks of the live scheduler (leader election, conf reload, metrics);
-//! * [`cli`]: the `basalt` command line.
+//! * [`cli`]: the `basalt` command line;
+//! * [`client`]: the API client, leader-election config, `/metrics`/`/healthz` and stop signal
+//!   that `basalt scheduler` and `basalt controller` share.
 //!
 //! * [`live`]: `basalt scheduler`, the live scheduler: watches, the cluster mirror with assumed
 //!   binds, the binder and status writer, the scheduling loop.
@@ -17,6 +19,7 @@
 //! The core never sees a Kubernetes type: everything goes through `convert`.
 
 pub mod cli;
+pub mod client;
 pub mod controller;
 pub mod convert;
 pub mod crd;

@@ -1,6 +1,6 @@
 //! `basalt controller`: Volcano's controller-manager replacement, with its flags and defaults
-//! (volcano-behaviour.md §5.5, `cmd/controller-manager/app/options`). Runs the job controller
-//! ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
+//! (volcano-behaviour.md §5.5, `cmd/controller-manager/app/options`). Runs the job, PodGroup and
+//! Queue controllers ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
 
 use crate::live::duration::parse_go_duration;
 use clap::{ArgAction, Args};
@@ -35,8 +35,9 @@ pub struct ControllerArgs {
     /// (repeatable; the first is written).
     #[arg(long = "scheduler-name", value_name = "NAME", default_value = "volcano", action = ArgAction::Append)]
     pub scheduler_names: Vec<String>,
-    /// Controllers to run (`*` or a comma list; `-name` disables). Only `job-controller` is
-    /// implemented; others named are reported and skipped.
+    /// Controllers to run (`*` or a comma list; `-name` disables). Implemented:
+    /// `job-controller`, `pg-controller`, `queue-controller`; others named are reported and
+    /// skipped.
     #[arg(long, value_name = "LIST", default_value = "*")]
     pub controllers: String,
     /// Take part in leader election before acting.
@@ -72,13 +73,14 @@ pub struct ControllerArgs {
     /// Serve `/healthz` on `--healthz-address`.
     #[arg(long, value_name = "BOOL", default_value_t = false, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
     pub enable_healthz: bool,
-    /// Accepted for compatibility; Basalt's PodGroup controller is not implemented.
+    /// PodGroup controller: copy the owners' `volcano.sh/*` annotations onto a plain pod's
+    /// PodGroup and read its `minMember` from their `scheduling.volcano.sh/group-min-member`.
     #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
     pub inherit_owner_annotations: bool,
-    /// Accepted for compatibility (no effect).
+    /// PodGroup controller workers; pods are hashed to one by `namespace/name`.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub worker_threads_for_podgroup: u32,
-    /// Accepted for compatibility (no effect).
+    /// Queue controller workers; queues are hashed to one by name.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub worker_threads_for_queue: u32,
     /// Accepted for compatibility (no effect: the TTL collector is one task).
@@ -102,12 +104,18 @@ impl ControllerArgs {
         }
     }
 
-    /// Checks values clap cannot: workers ≥ 1, `--max-requeue-num` ≥ −1, positive QPS.
+    /// Checks values clap cannot: every worker count ≥ 1, `--max-requeue-num` ≥ −1, positive QPS.
     ///
     /// Errors: the flag and why.
     pub fn validate(&self) -> Result<(), String> {
-        if self.worker_threads == 0 {
-            return Err("--worker-threads must be at least 1".into());
+        for (flag, n) in [
+            ("--worker-threads", self.worker_threads),
+            ("--worker-threads-for-podgroup", self.worker_threads_for_podgroup),
+            ("--worker-threads-for-queue", self.worker_threads_for_queue),
+        ] {
+            if n == 0 {
+                return Err(format!("{flag} must be at least 1"));
+            }
         }
         if self.max_requeue_num < -1 {
             return Err(format!("--max-requeue-num {}: must be −1 (unlimited) or ≥ 0", self.max_requeue_num));
@@ -161,6 +169,8 @@ mod tests {
     fn bad_values_are_named() {
         let a = T::parse_from(["t", "--worker-threads=0"]).a;
         assert_eq!(a.validate().unwrap_err(), "--worker-threads must be at least 1");
+        let a = T::parse_from(["t", "--worker-threads-for-queue=0"]).a;
+        assert_eq!(a.validate().unwrap_err(), "--worker-threads-for-queue must be at least 1");
         let a = T::parse_from(["t", "--max-requeue-num=-2"]).a;
         assert!(a.validate().unwrap_err().starts_with("--max-requeue-num -2"));
     }
@@ -173,5 +183,8 @@ mod tests {
         assert!(!a.controller_enabled("job-controller"));
         a.controllers = "queue-controller".into();
         assert!(!a.controller_enabled("job-controller"));
+        assert!(a.controller_enabled("queue-controller"));
+        a.controllers = "*,-pg-controller".into();
+        assert!(!a.controller_enabled("pg-controller") && a.controller_enabled("queue-controller"));
     }
 }

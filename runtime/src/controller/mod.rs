@@ -1,5 +1,6 @@
 //! `basalt controller`: Volcano's job controller (volcano-behaviour.md §5.1, §5.4) for
-//! `batch.volcano.sh/v1alpha1` Jobs. The pure parts, each table-tested:
+//! `batch.volcano.sh/v1alpha1` Jobs, its PodGroup controller for plain pods (§5.2) and its Queue
+//! controller (§5.3). The pure parts, each table-tested:
 //! * [`request`]: phases, events, actions, requests (Volcano's spellings);
 //! * [`defaults`]: the `jobs/mutate` webhook defaults the controller applies itself;
 //! * [`policy`]: `applyPolicies`, request → action (task-level, then job-level);
@@ -9,10 +10,13 @@
 //! * [`reconcile`]: one request's work before and after the API calls (shared with the
 //!   simulator);
 //! * [`cache`]: the job cache and watch event → request translation;
-//! * [`queue`]: per-worker rate-limited queues, jobs hashed to workers.
+//! * [`queue`]: per-worker rate-limited queues, jobs hashed to workers;
+//! * [`plain_pod`], [`pod_usage`]: the PodGroup controller's PodGroup for a plain pod (§5.2);
+//! * [`queue_state`]: the Queue controller's state machine and rules (§5.3).
 //!
 //! The API side: [`execute`] (one request against the server), [`gc`] (TTL deletion),
-//! [`metrics`], and [`run`] (the process).
+//! [`pg_controller`] (PodGroups for plain pods), [`queue_controller`] (Queue states and
+//! Commands), [`retry`] (their worker loop), [`metrics`], and [`run`] (the process).
 
 pub mod build;
 pub mod cache;
@@ -21,10 +25,16 @@ pub mod execute;
 pub mod gc;
 pub mod keys;
 pub mod metrics;
+pub mod pg_controller;
+pub mod plain_pod;
 pub mod plan;
+pub mod pod_usage;
 pub mod policy;
 pub mod queue;
 pub mod reconcile;
+pub mod queue_controller;
+pub mod queue_state;
 pub mod request;
+pub mod retry;
 pub mod run;
 pub mod state;

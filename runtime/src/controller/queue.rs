@@ -5,6 +5,7 @@
 
 use super::request::Request;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -14,27 +15,45 @@ pub const BASE_DELAY: Duration = Duration::from_millis(5);
 /// Largest backoff.
 pub const MAX_DELAY: Duration = Duration::from_secs(1000);
 
-#[derive(Default)]
-struct Inner {
-    items: VecDeque<Request>,
-    queued: HashSet<Request>,
-    failures: HashMap<Request, u32>,
+struct Inner<T> {
+    items: VecDeque<T>,
+    queued: HashSet<T>,
+    failures: HashMap<T, u32>,
 }
 
-/// A deduplicating FIFO with per-request backoff. Cheap to clone (shared).
-#[derive(Clone, Default)]
-pub struct WorkQueue {
-    inner: Arc<Mutex<Inner>>,
+impl<T> Default for Inner<T> {
+    fn default() -> Self {
+        Inner { items: VecDeque::new(), queued: HashSet::new(), failures: HashMap::new() }
+    }
+}
+
+/// A deduplicating FIFO with per-item backoff. Cheap to clone (shared). Items are the job
+/// controller's [`Request`]s unless said otherwise (the PodGroup and Queue controllers queue
+/// their own keys).
+pub struct WorkQueue<T = Request> {
+    inner: Arc<Mutex<Inner<T>>>,
     notify: Arc<Notify>,
 }
 
-impl WorkQueue {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+impl<T> Clone for WorkQueue<T> {
+    fn clone(&self) -> Self {
+        WorkQueue { inner: self.inner.clone(), notify: self.notify.clone() }
+    }
+}
+
+impl<T> Default for WorkQueue<T> {
+    fn default() -> Self {
+        WorkQueue { inner: Arc::default(), notify: Arc::default() }
+    }
+}
+
+impl<T: Clone + Eq + Hash + Send + 'static> WorkQueue<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner<T>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Adds `r` unless an equal request is already waiting.
-    pub fn add(&self, r: Request) {
+    pub fn add(&self, r: T) {
         let mut g = self.lock();
         if g.queued.insert(r.clone()) {
             g.items.push_back(r);
@@ -44,7 +63,7 @@ impl WorkQueue {
     }
 
     /// Adds `r` after `delay` (needs a tokio runtime).
-    pub fn add_after(&self, r: Request, delay: Duration) {
+    pub fn add_after(&self, r: T, delay: Duration) {
         let q = self.clone();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
@@ -53,7 +72,7 @@ impl WorkQueue {
     }
 
     /// Re-adds a failed `r` after its backoff; returns how many times it has failed.
-    pub fn add_rate_limited(&self, r: Request) -> u32 {
+    pub fn add_rate_limited(&self, r: T) -> u32 {
         let n = {
             let mut g = self.lock();
             let n = g.failures.entry(r.clone()).or_insert(0);
@@ -65,12 +84,12 @@ impl WorkQueue {
     }
 
     /// How many times `r` has failed since it was last forgotten.
-    pub fn failures(&self, r: &Request) -> u32 {
+    pub fn failures(&self, r: &T) -> u32 {
         self.lock().failures.get(r).copied().unwrap_or(0)
     }
 
     /// Clears `r`'s failure count.
-    pub fn forget(&self, r: &Request) {
+    pub fn forget(&self, r: &T) {
         self.lock().failures.remove(r);
     }
 
@@ -85,7 +104,7 @@ impl WorkQueue {
     }
 
     /// The next request, waiting for one.
-    pub async fn next(&self) -> Request {
+    pub async fn next(&self) -> T {
         loop {
             let notified = self.notify.notified();
             {

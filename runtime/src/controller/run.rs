@@ -2,19 +2,25 @@
 //! `volcano-system`, as Volcano's controller-manager), watches of Jobs, the controller's pods
 //! (label `volcano.sh/job-name`), PodGroups and Commands feeding the [`Cache`], then
 //! `--worker-threads` workers, each draining its own [`WorkQueue`] once every watch has listed;
-//! `/metrics` and `/healthz`; stops on SIGTERM/SIGINT or when leadership is lost.
+//! beside it the PodGroup controller ([`PgController`]) and the Queue controller
+//! ([`QueueController`]); `--controllers` (Volcano's syntax: `*`, names, `-name`) picks among
+//! `job-controller`, `pg-controller` and `queue-controller`; `/metrics` and `/healthz`; stops on
+//! SIGTERM/SIGINT or when leadership is lost.
 
 use super::cache::Cache;
 use super::execute::{process, Context};
 use super::gc::TtlCollector;
 use super::metrics::ControllerMetrics;
+use super::pg_controller::{PgConfig, PgController};
 use super::queue::WorkQueue;
+use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
 use crate::cli::controller::ControllerArgs;
+use crate::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
 use crate::crd::{Command, Job, PodGroup};
-use crate::live::leader::{self, LeaderConfig, Leadership};
+use crate::live::leader::{self, Leadership};
 use crate::live::limiter::RateLimiter;
-use crate::live::metrics::{serve_encoded, serve_healthz, HealthCheck};
+use crate::live::metrics::HealthCheck;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams};
@@ -35,17 +41,14 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 
 /// The watches a worker waits for before its first request.
 const WATCHES: usize = 4;
+/// `--controllers` name of the PodGroup controller (Volcano's).
+const PG_CONTROLLER: &str = "pg-controller";
+/// `--controllers` name of the Queue controller (Volcano's).
+const QUEUE_CONTROLLER: &str = "queue-controller";
 
 /// Runs `basalt controller` to completion; returns the exit code.
 pub fn run(args: &ControllerArgs) -> u8 {
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return EXIT_FATAL;
-        }
-    };
-    rt.block_on(run_async(args.clone()))
+    crate::client::block_on(EXIT_FATAL, run_async(args.clone()))
 }
 
 /// Counts the watches that finished their first list and wakes the workers when all have.
@@ -76,18 +79,17 @@ async fn run_async(args: ControllerArgs) -> u8 {
         eprintln!("error: {e}");
         return EXIT_BAD_INPUT;
     }
-    if !args.controller_enabled("job-controller") {
-        eprintln!("error: --controllers {:?} disables job-controller, the only controller Basalt implements", args.controllers);
+    let run_jobs = args.controller_enabled("job-controller");
+    let run_pg = args.controller_enabled(PG_CONTROLLER);
+    let run_queues = args.controller_enabled(QUEUE_CONTROLLER);
+    if !(run_jobs || run_pg || run_queues) {
+        eprintln!(
+            "error: --controllers {:?} enables none of job-controller, {PG_CONTROLLER}, {QUEUE_CONTROLLER} (the controllers Basalt implements)",
+            args.controllers
+        );
         return EXIT_BAD_INPUT;
     }
-    for c in [
-        "pg-controller",
-        "queue-controller",
-        "jobflow-controller",
-        "jobtemplate-controller",
-        "cronjob-controller",
-        "hypernode-controller",
-    ] {
+    for c in ["jobflow-controller", "jobtemplate-controller", "cronjob-controller", "hypernode-controller"] {
         if args.controllers.split(',').any(|i| i.trim() == c) {
             tracing::warn!("--controllers names {c}, which Basalt does not implement; skipped");
         }
@@ -99,70 +101,55 @@ async fn run_async(args: ControllerArgs) -> u8 {
             return EXIT_FATAL;
         }
     };
-    let lease = LeaderConfig {
+    let election = ElectionFlags {
+        elect: args.leader_elect,
+        resource_lock: &args.leader_elect_resource_lock,
         namespace: args.leader_elect_resource_namespace.clone(),
         name: args.leader_elect_resource_name.clone(),
-        identity: identity.clone(),
         lease_duration: args.leader_elect_lease_duration,
         renew_deadline: args.leader_elect_renew_deadline,
         retry_period: args.leader_elect_retry_period,
     };
-    if args.leader_elect {
-        if let Err(e) = lease.validate() {
-            eprintln!("error: leader election flags: {e}");
+    let lease = match lease_config(&election, &identity) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
-    }
-    let mut cfg = match crate::live::runner::client_config_from(&args.kubeconfig, &args.master).await {
+    };
+    let client = match api_client(&args.kubeconfig, &args.master, "basalt-controller", &identity).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_FATAL;
         }
     };
-    let ua = format!("basalt-controller/{} ({identity})", env!("CARGO_PKG_VERSION"));
-    if let Ok(v) = http::HeaderValue::from_str(&ua) {
-        cfg.headers.push((http::header::USER_AGENT, v));
-    }
-    let client = match Client::try_from(cfg) {
-        Ok(c) => c,
+    let metrics = Arc::new(ControllerMetrics::new());
+    let (http_stop_tx, http_stop) = tokio::sync::watch::channel(false);
+    let synced = Arc::new(Synced::default());
+    let s = synced.clone();
+    // Only the job controller's watches are counted (the others start acting at once).
+    let needed = if run_jobs { WATCHES } else { 0 };
+    let health: HealthCheck = Arc::new(move || {
+        let n = s.done.load(Ordering::SeqCst);
+        if n >= needed {
+            Ok(())
+        } else {
+            Err(format!("{n} of {needed} watches listed"))
+        }
+    });
+    let m = metrics.clone();
+    let endpoints = Endpoints {
+        metrics: args.enable_metrics.then(|| (args.listen_address.clone(), Arc::new(move || m.encode()) as _)),
+        healthz: args.enable_healthz.then(|| (args.healthz_address.clone(), health)),
+    };
+    let servers = match serve(endpoints, http_stop.clone()).await {
+        Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot build the API client: {e}");
+            eprintln!("error: {e}");
             return EXIT_FATAL;
         }
     };
-    let metrics = Arc::new(ControllerMetrics::new());
-    let (http_stop_tx, http_stop) = tokio::sync::watch::channel(false);
-    let mut servers = Vec::new();
-    if args.enable_metrics {
-        let m = metrics.clone();
-        match serve_encoded(&args.listen_address, Arc::new(move || m.encode()), http_stop.clone()).await {
-            Ok(s) => servers.push(s),
-            Err(e) => {
-                eprintln!("error: --listen-address: {e}");
-                return EXIT_FATAL;
-            }
-        }
-    }
-    let synced = Arc::new(Synced::default());
-    if args.enable_healthz {
-        let s = synced.clone();
-        let health: HealthCheck = Arc::new(move || {
-            let n = s.done.load(Ordering::SeqCst);
-            if n >= WATCHES {
-                Ok(())
-            } else {
-                Err(format!("{n} of {WATCHES} watches listed"))
-            }
-        });
-        match serve_healthz(&args.healthz_address, health, http_stop.clone()).await {
-            Ok(s) => servers.push(s),
-            Err(e) => {
-                eprintln!("error: --healthz-address: {e}");
-                return EXIT_FATAL;
-            }
-        }
-    }
 
     let leadership = if args.leader_elect {
         tokio::select! {
@@ -173,7 +160,7 @@ async fn run_async(args: ControllerArgs) -> u8 {
                     return EXIT_FATAL;
                 }
             },
-            _ = wait_for_signal() => return EXIT_OK,
+            _ = crate::client::wait_for_signal() => return EXIT_OK,
         }
     } else {
         Leadership::unelected()
@@ -194,18 +181,42 @@ async fn run_async(args: ControllerArgs) -> u8 {
         delayed: Mutex::new(HashMap::new()),
     });
     let ttl = TtlCollector::new(client.clone(), cache.clone(), limiter.clone(), metrics.clone());
-    let mut tasks = vec![
-        tokio::spawn(watch_jobs(client.clone(), ctx.clone(), ttl, synced.clone())),
-        tokio::spawn(watch_pods(client.clone(), ctx.clone(), synced.clone())),
-        tokio::spawn(watch_pod_groups(client.clone(), ctx.clone(), synced.clone())),
-        tokio::spawn(watch_commands(client.clone(), ctx.clone(), synced.clone())),
-    ];
-    for w in 0..ctx.queues.len() {
-        tasks.push(tokio::spawn(worker(ctx.clone(), w, synced.clone())));
+    let mut tasks = Vec::new();
+    if run_jobs {
+        tasks.extend([
+            tokio::spawn(watch_jobs(client.clone(), ctx.clone(), ttl, synced.clone())),
+            tokio::spawn(watch_pods(client.clone(), ctx.clone(), synced.clone())),
+            tokio::spawn(watch_pod_groups(client.clone(), ctx.clone(), synced.clone())),
+            tokio::spawn(watch_commands(client.clone(), ctx.clone(), synced.clone())),
+        ]);
+        for w in 0..ctx.queues.len() {
+            tasks.push(tokio::spawn(worker(ctx.clone(), w, synced.clone())));
+        }
     }
-    tracing::info!(workers = args.worker_threads, identity = %identity, leader_elect = args.leader_elect, "basalt controller started");
+    if run_pg {
+        let cfg = PgConfig {
+            scheduler_names: args.scheduler_names.clone(),
+            workers: args.worker_threads_for_podgroup as usize,
+            inherit_owner_annotations: args.inherit_owner_annotations,
+            max_requeue: args.max_requeue_num,
+        };
+        tasks.extend(PgController::spawn(client.clone(), limiter.clone(), metrics.clone(), cfg));
+    }
+    if run_queues {
+        let cfg = QueueConfig { workers: args.worker_threads_for_queue as usize, max_requeue: args.max_requeue_num };
+        tasks.extend(QueueController::spawn(client.clone(), limiter.clone(), metrics.clone(), cfg));
+    }
+    tracing::info!(
+        workers = args.worker_threads,
+        identity = %identity,
+        leader_elect = args.leader_elect,
+        job_controller = run_jobs,
+        pg_controller = run_pg,
+        queue_controller = run_queues,
+        "basalt controller started"
+    );
     let code = tokio::select! {
-        _ = wait_for_signal() => EXIT_OK,
+        _ = crate::client::wait_for_signal() => EXIT_OK,
         _ = lost => {
             tracing::error!("lost the leader lease: stopping");
             metrics.set_leader(false);
@@ -370,20 +381,5 @@ async fn watch_commands(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) 
         r.action = Some(action);
         r.job_uid = Some(target.uid.clone()).filter(|u| !u.is_empty());
         ctx.enqueue(r);
-    }
-}
-
-async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
     }
 }

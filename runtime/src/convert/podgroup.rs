@@ -65,7 +65,19 @@ pub fn convert_pod_group(pg: &crd::PodGroup) -> Result<PodGroupSpec, ConvertErro
         return Err(obj.error("spec.minMember", format!("must be >= 0, got {min_member}")));
     }
     let sla_waiting_ns = sla_waiting_ns(obj, meta)?;
-    let min_resources = spec.min_resources.as_ref().map(|l| resource_list(obj, "spec.minResources", Some(l))).transpose()?;
+    // Quota-usage keys (`requests.cpu`, `limits.memory`, `count/pods`), which Volcano's PodGroup
+    // controller writes for plain pods, name no schedulable resource: Volcano's `NewResource`
+    // skips them, and so does Basalt (they would be dimensions no node has).
+    let schedulable = |k: &String| !(k.starts_with("requests.") || k.starts_with("limits.") || k.starts_with("count/"));
+    let min_resources = spec
+        .min_resources
+        .as_ref()
+        .map(|l| {
+            let kept: std::collections::BTreeMap<_, _> =
+                l.iter().filter(|(k, _)| schedulable(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            resource_list(obj, "spec.minResources", Some(&kept))
+        })
+        .transpose()?;
     let status = pg.status.clone().unwrap_or_default();
     let phase_str = status.phase.as_deref().unwrap_or("");
     let phase = PodGroupPhase::parse(phase_str)
@@ -155,6 +167,16 @@ mod tests {
             assert_eq!(e.field, "metadata.annotations[sla-waiting-time]", "{bad}");
             assert!(e.to_string().starts_with("PodGroup default/pg1: field metadata.annotations[sla-waiting-time]: "), "{e}");
         }
+    }
+
+    #[test]
+    fn quota_usage_keys_are_not_resources() {
+        let got = convert_pod_group(&pg(
+            "metadata: {name: pg1, namespace: ml}\nspec: {minResources: {cpu: 500m, requests.cpu: 500m, limits.cpu: '1', count/pods: '1', pods: '1', requests.nvidia.com/gpu: '1', nvidia.com/gpu: '1'}}\n",
+        ))
+        .unwrap();
+        let keys: Vec<&String> = got.min_resources.as_ref().unwrap().keys().collect();
+        assert_eq!(keys, ["cpu", "nvidia.com/gpu", "pods"]);
     }
 
     #[test]

@@ -6,22 +6,19 @@
 
 use super::binder::{self, BindOutcome, BinderConfig};
 use super::cycle::{Input, Outputs, Scheduler};
-use super::leader::{self, LeaderConfig, Leadership};
+use super::leader::{self, Leadership};
 use super::limiter::RateLimiter;
-use super::metrics::{
-    serve_healthz, serve_metrics, ApiWriteKind, HealthCheck, Metrics, QueueMetrics, QueueResources, ScheduleResult,
-    SchedulingStage,
-};
+use super::metrics::{ApiWriteKind, HealthCheck, Metrics, QueueMetrics, QueueResources, ScheduleResult, SchedulingStage};
 use super::mirror::{BindRequest, Mirror};
 use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
 use super::watch::{self, WatchStats};
 use crate::cli::scheduler::SchedulerArgs;
+use crate::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
 use crate::crd;
 use basalt_core::conf::SchedulerConf;
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
 use kube::api::{Api, ObjectMeta, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,33 +35,11 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// How long in-flight binds may take to finish after a stop signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Builds the client config: `--kubeconfig` when given, else the in-cluster config, else the
-/// usual kubeconfig lookup (`$KUBECONFIG`, `~/.kube/config`); `--master` overrides the server.
+/// Builds the client config from `--kubeconfig` and `--master` ([`crate::client::client_config`]).
 ///
 /// Errors: a message naming the file or the failing source.
 pub async fn client_config(args: &SchedulerArgs) -> Result<Config, String> {
-    client_config_from(&args.kubeconfig, &args.master).await
-}
-
-/// [`client_config`] from the two flags' values (empty = not given), for other commands.
-///
-/// Errors: as [`client_config`].
-pub async fn client_config_from(kubeconfig: &str, master: &str) -> Result<Config, String> {
-    let mut cfg = if !kubeconfig.is_empty() {
-        let kc = Kubeconfig::read_from(kubeconfig).map_err(|e| format!("--kubeconfig {kubeconfig}: {e}"))?;
-        Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-            .await
-            .map_err(|e| format!("--kubeconfig {kubeconfig}: {e}"))?
-    } else {
-        match Config::incluster() {
-            Ok(c) => c,
-            Err(_) => Config::infer().await.map_err(|e| format!("no --kubeconfig, no in-cluster config: {e}"))?,
-        }
-    };
-    if !master.is_empty() {
-        cfg.cluster_url = master.parse().map_err(|e| format!("--master {master:?}: {e}"))?;
-    }
-    Ok(cfg)
+    crate::client::client_config(&args.kubeconfig, &args.master).await
 }
 
 /// Creates Queue `name` with `weight` 1 and `reclaimable` as given when it does not exist.
@@ -218,14 +193,7 @@ pub fn scheduling_loop(mut s: Scheduler, rx: Receiver<Input>, out: &dyn Outputs,
 
 /// Runs `basalt scheduler` to completion; returns the exit code.
 pub fn run(args: &SchedulerArgs) -> u8 {
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return EXIT_FATAL;
-        }
-    };
-    rt.block_on(run_async(args.clone()))
+    crate::client::block_on(EXIT_FATAL, run_async(args.clone()))
 }
 
 async fn run_async(args: SchedulerArgs) -> u8 {
@@ -239,10 +207,6 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    if args.leader_elect_resource_lock != "leases" {
-        eprintln!("error: --leader-elect-resource-lock {:?}: only \"leases\" is supported", args.leader_elect_resource_lock);
-        return EXIT_BAD_INPUT;
-    }
     let identity = match leader::default_identity() {
         Ok(i) => i,
         Err(e) => {
@@ -250,24 +214,26 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             return EXIT_FATAL;
         }
     };
-    let lease = LeaderConfig {
+    let election = ElectionFlags {
+        elect: args.leader_elect,
+        resource_lock: &args.leader_elect_resource_lock,
         namespace: args.lease_namespace(),
         name: if args.leader_elect_resource_name.is_empty() {
             leader::lease_name(&args.scheduler_names)
         } else {
             args.leader_elect_resource_name.clone()
         },
-        identity: identity.clone(),
         lease_duration: args.leader_elect_lease_duration,
         renew_deadline: args.leader_elect_renew_deadline,
         retry_period: args.leader_elect_retry_period,
     };
-    if args.leader_elect {
-        if let Err(e) = lease.validate() {
-            eprintln!("error: leader election flags: {e}");
+    let lease = match lease_config(&election, &identity) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
-    }
+    };
     let conf = {
         let a = args.clone();
         let strict = args.strict;
@@ -291,21 +257,10 @@ async fn run_async(args: SchedulerArgs) -> u8 {
             }
         }
     };
-    let mut cfg = match client_config(&args).await {
+    let client = match api_client(&args.kubeconfig, &args.master, "basalt-scheduler", &identity).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_FATAL;
-        }
-    };
-    let ua = format!("basalt-scheduler/{} ({identity})", env!("CARGO_PKG_VERSION"));
-    if let Ok(v) = http::HeaderValue::from_str(&ua) {
-        cfg.headers.push((http::header::USER_AGENT, v));
-    }
-    let client = match Client::try_from(cfg) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: cannot build the API client: {e}");
             return EXIT_FATAL;
         }
     };
@@ -313,28 +268,21 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let metrics = Arc::new(Metrics::new());
     let (http_stop_tx, http_stop) = tokio::sync::watch::channel(false);
     let loop_alive = Arc::new(AtomicBool::new(true));
-    let mut servers = Vec::new();
-    if args.enable_metrics {
-        match serve_metrics(&args.listen_address, metrics.clone(), http_stop.clone()).await {
-            Ok(s) => servers.push(s),
-            Err(e) => {
-                eprintln!("error: --listen-address: {e}");
-                return EXIT_FATAL;
-            }
+    let alive = loop_alive.clone();
+    let health: HealthCheck =
+        Arc::new(move || if alive.load(Ordering::Relaxed) { Ok(()) } else { Err("the scheduling loop stopped".into()) });
+    let m = metrics.clone();
+    let endpoints = Endpoints {
+        metrics: args.enable_metrics.then(|| (args.listen_address.clone(), Arc::new(move || m.encode()) as _)),
+        healthz: args.enable_healthz.then(|| (args.healthz_address.clone(), health)),
+    };
+    let servers = match serve(endpoints, http_stop.clone()).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FATAL;
         }
-    }
-    if args.enable_healthz {
-        let alive = loop_alive.clone();
-        let health: HealthCheck =
-            Arc::new(move || if alive.load(Ordering::Relaxed) { Ok(()) } else { Err("the scheduling loop stopped".into()) });
-        match serve_healthz(&args.healthz_address, health, http_stop.clone()).await {
-            Ok(s) => servers.push(s),
-            Err(e) => {
-                eprintln!("error: --healthz-address: {e}");
-                return EXIT_FATAL;
-            }
-        }
-    }
+    };
     if let Err(e) = ensure_startup_queues(&client, &args.default_queue).await {
         eprintln!("error: {e}");
         return EXIT_FATAL;
@@ -488,7 +436,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let mut code = EXIT_OK;
     let joined = tokio::select! {
         j = &mut joined => j,
-        _ = wait_for_signal() => {
+        _ = crate::client::wait_for_signal() => {
             tracing::info!("stopping: no new cycles; waiting for binds in flight");
             stop.store(true, Ordering::Relaxed);
             joined.await
@@ -580,28 +528,6 @@ fn queue_metrics(q: &basalt_core::decision::QueueShare) -> QueueMetrics {
         inqueue: queue_resources(&q.inqueue),
         capability: q.capability.as_ref().map(queue_resources),
         real_capability: q.real_capability.as_ref().map(queue_resources),
-    }
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
