@@ -9,6 +9,7 @@ use super::defaults::JobFacts;
 use super::keys;
 use super::metrics::ControllerMetrics;
 use super::plan::{self, PodView};
+use super::plugins;
 use super::policy::apply_policies;
 use super::queue::WorkQueue;
 use super::request::{Action, Event, Phase, Request};
@@ -157,6 +158,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 if let Err(e) = delete_pod_group(ctx, &job).await {
                     errors.push(e);
                 }
+                errors.extend(plugins::apply::on_job_delete(ctx, &job, &mut status).await);
             }
         }
         Op::Sync => {
@@ -164,7 +166,21 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 status.state.phase = Some(Phase::Pending.as_str().into());
             }
             let mut pg_phase = entry.pod_group.as_ref().and_then(|pg| pg.status.as_ref()).and_then(|s| s.phase.clone());
-            if entry.pod_group.is_none() && matches!(phase, Phase::Pending | Phase::Running) {
+            // Job plugins: OnJobAdd until initiated (a failure holds back the PodGroup and pods,
+            // as Volcano's initiateJob), then OnJobUpdate on job-level requests.
+            let plugin_errors = if matches!(old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending") {
+                plugins::apply::on_job_add(ctx, &job, &mut status).await
+            } else if req.pod_name.is_none() {
+                plugins::apply::on_job_update(ctx, &job).await
+            } else {
+                Vec::new()
+            };
+            let plugins_ok = plugin_errors.is_empty();
+            errors.extend(plugin_errors);
+            if !plugins_ok {
+                pg_phase = None;
+            }
+            if plugins_ok && entry.pod_group.is_none() && matches!(phase, Phase::Pending | Phase::Running) {
                 match create_pod_group(ctx, &job).await {
                     Ok(Some(pg)) => {
                         pg_phase = pg.status.as_ref().and_then(|s| s.phase.clone());
@@ -176,9 +192,13 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
             }
             let sync = plan::plan_sync(&job, &facts, &views, pg_phase.as_deref());
             let mut built = Vec::new();
+            let job_plugins = plugins::of_job(&job);
             for (ti, i) in &sync.create {
                 match build::pod(&job, *ti, *i) {
-                    Ok(p) => built.push(p),
+                    Ok(mut p) => {
+                        plugins::on_pod_create(&job_plugins, &mut p, &job);
+                        built.push(p);
+                    }
                     Err(e) => errors.push(e.to_string()),
                 }
             }

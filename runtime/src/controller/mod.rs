@@ -20,6 +20,7 @@ pub mod gc;
 pub mod keys;
 pub mod metrics;
 pub mod plan;
+pub mod plugins;
 pub mod policy;
 pub mod queue;
 pub mod request;
