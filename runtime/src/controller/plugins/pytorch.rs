@@ -198,7 +198,7 @@ mod tests {
         pd.spec.as_mut().unwrap().containers[0].ports =
             Some(vec![k8s_openapi::api::core::v1::ContainerPort { container_port: 23456, ..Default::default() }]);
         p.on_pod_create(&mut pd, &j);
-        assert_eq!(pd.spec.unwrap().containers[0].ports.unwrap().len(), 1);
+        assert_eq!(pd.spec.unwrap().containers[0].ports.as_ref().unwrap().len(), 1);
         let lone = job(&[("worker", 2)], &[]);
         let mut pd = pod(&lone, "worker", 0);
         let before = pd.clone();

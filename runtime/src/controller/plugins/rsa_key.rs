@@ -99,7 +99,7 @@ mod tests {
         let pair = generate().unwrap();
         assert!(pair.private_pem.starts_with("-----BEGIN RSA PRIVATE KEY-----\n"), "{}", &pair.private_pem[..40]);
         let key = PrivateKey::from_pkcs1_pem(&pair.private_pem).unwrap();
-        assert_eq!(key.n().bits(), BITS as u32);
+        assert_eq!(key.n().bit_width(), BITS as u32);
         assert_eq!(pair.public_line, authorized_key_line(&key.e_bytes(), &key.n_bytes()));
         assert_ne!(generate().unwrap(), pair, "each job gets its own key");
     }
