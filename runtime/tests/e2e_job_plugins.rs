@@ -21,8 +21,7 @@ use e2e::nodes;
 use e2e::process::SchedulerProcess;
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{DeleteParams, DynamicObject, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::time::Duration;
 use support::{
@@ -87,25 +86,20 @@ fn mounts(c: &Container) -> Vec<String> {
     c.volume_mounts.iter().flatten().map(|m| m.mount_path.clone()).collect()
 }
 
+/// A `TerminateJob` Command for `job` (sent as a dynamic object: `crd::Command` serializes
+/// without `apiVersion`/`kind`, which the server requires on create).
 async fn terminate(client: &Client, ns: &str, job: &Job) -> support::Result<()> {
-    let c = Command {
-        metadata: kube::api::ObjectMeta {
-            generate_name: Some(format!("{}-terminate-", job.name_any())),
-            namespace: Some(ns.into()),
-            ..Default::default()
-        },
-        action: Some("TerminateJob".into()),
-        target: Some(OwnerReference {
-            api_version: "batch.volcano.sh/v1alpha1".into(),
-            kind: "Job".into(),
-            name: job.name_any(),
-            uid: job.uid().unwrap_or_default(),
-            ..Default::default()
-        }),
-        reason: Some("test".into()),
-        message: None,
-    };
-    Api::<Command>::namespaced(client.clone(), ns).create(&PostParams::default(), &c).await?;
+    let ar = kube::discovery::ApiResource::erase::<Command>(&());
+    let mut c = DynamicObject::new("", &ar);
+    c.metadata.name = None;
+    c.metadata.generate_name = Some(format!("{}-terminate-", job.name_any()));
+    c.metadata.namespace = Some(ns.into());
+    c.data = serde_json::json!({
+        "action": "TerminateJob",
+        "reason": "test",
+        "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": job.name_any(), "uid": job.uid().unwrap_or_default()},
+    });
+    Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar).create(&PostParams::default(), &c).await?;
     Ok(())
 }
 
