@@ -43,6 +43,8 @@ use std::collections::BTreeMap;
 pub const KNOWN: [&str; 5] = ["env", "mpi", "pytorch", "ssh", "svc"];
 
 /// An object a plugin wants created, and how.
+// A handful per job, built once: boxing the larger variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum PluginObject {
     /// A ConfigMap, created or updated to this content (`helpers.CreateOrUpdateConfigMap`).

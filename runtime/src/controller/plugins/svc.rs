@@ -224,7 +224,8 @@ mod tests {
 
     #[test]
     fn flags_and_defaults() {
-        let cases: &[(&[&str], (bool, bool, bool))] = &[
+        type Case<'a> = (&'a [&'a str], (bool, bool, bool));
+        let cases: &[Case] = &[
             (&[], (false, false, true)),
             (&["--publish-not-ready-addresses"], (true, false, true)),
             (&["--disable-network-policy=true", "--inject-hosts-env=false"], (false, true, false)),
