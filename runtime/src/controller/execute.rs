@@ -8,6 +8,7 @@ use super::cache::{key, Cache};
 use super::keys;
 use super::metrics::ControllerMetrics;
 use super::plan::{self, PodView};
+use super::plugins;
 use super::queue::WorkQueue;
 use super::reconcile::{self, Begin};
 use super::request::{Event, Request};
@@ -135,11 +136,26 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 if let Err(e) = delete_pod_group(ctx, &job).await {
                     errors.push(e);
                 }
+                errors.extend(plugins::apply::on_job_delete(ctx, &job, &mut work.status).await);
             }
         }
         Op::Sync => {
             let mut pg_phase = entry.pod_group.as_ref().and_then(|pg| pg.status.as_ref()).and_then(|s| s.phase.clone());
-            if work.creates_pod_group(entry.pod_group.is_some()) {
+            // Job plugins: OnJobAdd until initiated (a failure holds back the PodGroup and pods,
+            // as Volcano's initiateJob), then OnJobUpdate on job-level requests.
+            let plugin_errors = if matches!(work.old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending") {
+                plugins::apply::on_job_add(ctx, &job, &mut work.status).await
+            } else if req.pod_name.is_none() {
+                plugins::apply::on_job_update(ctx, &job).await
+            } else {
+                Vec::new()
+            };
+            let plugins_ok = plugin_errors.is_empty();
+            errors.extend(plugin_errors);
+            if !plugins_ok {
+                pg_phase = None;
+            }
+            if plugins_ok && work.creates_pod_group(entry.pod_group.is_some()) {
                 match create_pod_group(ctx, &job).await {
                     Ok(Some(pg)) => {
                         pg_phase = pg.status.as_ref().and_then(|s| s.phase.clone());
@@ -151,9 +167,13 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
             }
             let sync = plan::plan_sync(&job, &work.facts, &views, pg_phase.as_deref());
             let mut built = Vec::new();
+            let job_plugins = plugins::of_job(&job);
             for (ti, i) in &sync.create {
                 match build::pod(&job, *ti, *i) {
-                    Ok(p) => built.push(p),
+                    Ok(mut p) => {
+                        plugins::on_pod_create(&job_plugins, &mut p, &job);
+                        built.push(p);
+                    }
                     Err(e) => errors.push(e.to_string()),
                 }
             }

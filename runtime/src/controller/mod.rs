@@ -29,6 +29,7 @@ pub mod pg_controller;
 pub mod plain_pod;
 pub mod plan;
 pub mod pod_usage;
+pub mod plugins;
 pub mod policy;
 pub mod queue;
 pub mod reconcile;

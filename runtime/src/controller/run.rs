@@ -270,8 +270,9 @@ async fn watch_jobs(client: Client, ctx: Arc<Context>, ttl: Arc<TtlCollector>, s
                     j.metadata.name.as_deref().unwrap_or_default(),
                 );
                 if !j.spec.plugins.is_empty() && ctx.cache.get(&k).and_then(|e| e.watched).is_none() {
-                    let names: Vec<&String> = j.spec.plugins.keys().collect();
-                    tracing::warn!(job = %k, "Job {k}: spec.plugins {names:?}: job plugins are not implemented in Basalt yet; the job runs without them");
+                    for w in super::plugins::check(&j) {
+                        tracing::warn!(job = %k, "{w}");
+                    }
                 }
                 if let Some(r) = ctx.cache.apply_job(j) {
                     ctx.enqueue(r);

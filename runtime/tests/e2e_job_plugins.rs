@@ -1,0 +1,271 @@
+//! Volcano's job plugins in `basalt controller` against the real test apiserver, with `basalt
+//! scheduler` and the test kubelet beside it; the controller runs with the ServiceAccount and
+//! ClusterRole of `deploy/controller.yaml`, and the audit log must show none of its requests
+//! refused.
+//!
+//! * An `mpi` job (which brings `svc` and `ssh`, as Volcano's webhook adds them) with `env`: the
+//!   headless Service, the hosts ConfigMap, the NetworkPolicy and the ssh Secret exist, owned by
+//!   the Job and marked in `status.controlledResources`; every pod has its hostname, subdomain,
+//!   `VC_TASK_INDEX`, the hosts env and mounts, the master `MPI_HOST`. A `TerminateJob` Command
+//!   (a whole-job kill, Volcano's `OnJobDelete`) deletes the four objects and the marks.
+//! * A `svc --disable-network-policy` job: no NetworkPolicy. Deleting that Job leaves its
+//!   Service and ConfigMap to the cluster's garbage collector (they name the Job as controller
+//!   owner, as in Volcano); this test server runs none, so the test checks the owner reference.
+//! * An unknown plugin name: the job still runs and the controller's log names job and plugin.
+
+mod e2e;
+mod support;
+
+use basalt_runtime::crd::{Command, Job};
+use e2e::nodes;
+use e2e::process::SchedulerProcess;
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::{DeleteParams, DynamicObject, PostParams};
+use kube::{Api, Client, ResourceExt};
+use std::time::Duration;
+use support::{
+    apply_manifest, apply_scheduler_rbac, deploy_dir, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver,
+};
+
+const CONTROLLER_USER: &str = "system:serviceaccount:volcano-system:volcano-controllers";
+const WAIT: Duration = Duration::from_secs(90);
+
+fn job_yaml(name: &str, plugins: &str, tasks: &[(&str, i32)]) -> String {
+    let mut t = String::new();
+    for (task, replicas) in tasks {
+        t.push_str(&format!(
+            "  - name: {task}\n    replicas: {replicas}\n    template:\n      spec:\n        restartPolicy: Never\n        \
+             containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}}}]\n        \
+             initContainers: [{{name: setup, image: busybox}}]\n"
+        ));
+    }
+    format!(
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n  schedulerName: volcano\n  \
+         plugins: {plugins}\n  tasks:\n{t}"
+    )
+}
+
+async fn create_job(client: &Client, ns: &str, yaml: &str) -> support::Result<Job> {
+    let job: Job = serde_yaml::from_str(yaml).map_err(|e| format!("job YAML: {e}\n{yaml}"))?;
+    Ok(Api::<Job>::namespaced(client.clone(), ns).create(&PostParams::default(), &job).await?)
+}
+
+async fn wait_phase(client: &Client, ns: &str, name: &str, want: &str) -> support::Result<Job> {
+    wait_for(&format!("Job {ns}/{name} {want}"), WAIT, || async {
+        let j = Api::<Job>::namespaced(client.clone(), ns).get_opt(name).await?;
+        Ok(j.filter(|j| j.status.as_ref().and_then(|s| s.state.phase.as_deref()) == Some(want)))
+    })
+    .await
+}
+
+async fn get<K>(client: &Client, ns: &str, name: &str) -> support::Result<Option<K>>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    Ok(Api::<K>::namespaced(client.clone(), ns).get_opt(name).await?)
+}
+
+/// `obj` names `job` as its controller owner.
+fn owned_by(obj: &impl ResourceExt, job: &Job) -> bool {
+    obj.owner_references().iter().any(|o| o.kind == "Job" && o.controller == Some(true) && Some(&o.uid) == job.uid().as_ref())
+}
+
+fn env_names(c: &Container) -> Vec<String> {
+    c.env.iter().flatten().map(|e| e.name.clone()).collect()
+}
+
+fn env_value(c: &Container, name: &str) -> Option<String> {
+    c.env.iter().flatten().find(|e| e.name == name).and_then(|e| e.value.clone())
+}
+
+fn mounts(c: &Container) -> Vec<String> {
+    c.volume_mounts.iter().flatten().map(|m| m.mount_path.clone()).collect()
+}
+
+/// A `TerminateJob` Command for `job` (sent as a dynamic object: `crd::Command` serializes
+/// without `apiVersion`/`kind`, which the server requires on create).
+async fn terminate(client: &Client, ns: &str, job: &Job) -> support::Result<()> {
+    let ar = kube::discovery::ApiResource::erase::<Command>(&());
+    let mut c = DynamicObject::new("", &ar);
+    c.metadata.name = None;
+    c.metadata.generate_name = Some(format!("{}-terminate-", job.name_any()));
+    c.metadata.namespace = Some(ns.into());
+    c.data = serde_json::json!({
+        "action": "TerminateJob",
+        "reason": "test",
+        "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": job.name_any(), "uid": job.uid().unwrap_or_default()},
+    });
+    Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar).create(&PostParams::default(), &c).await?;
+    Ok(())
+}
+
+/// The mpi job: objects, pods, then `TerminateJob` deletes the objects.
+async fn mpi_job(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-mpi").await?;
+    let yaml = job_yaml("lm", "{mpi: [], env: [], svc: [--publish-not-ready-addresses]}", &[("master", 1), ("worker", 2)]);
+    create_job(&client, &ns, &yaml).await?;
+    let job = wait_phase(&client, &ns, "lm", "Running").await?;
+    let marks = job.status.clone().unwrap_or_default().controlled_resources;
+    for p in ["env", "mpi", "ssh", "svc"] {
+        assert_eq!(marks.get(&format!("plugin-{p}")).map(String::as_str), Some(p), "controlledResources: {marks:?}");
+    }
+
+    let svc: Service = get(&client, &ns, "lm").await?.ok_or("no Service lm")?;
+    let spec = svc.spec.clone().unwrap_or_default();
+    assert_eq!(spec.cluster_ip.as_deref(), Some("None"), "headless");
+    assert_eq!(spec.publish_not_ready_addresses, Some(true));
+    let sel = spec.selector.unwrap_or_default();
+    assert_eq!(sel.get("volcano.sh/job-name").map(String::as_str), Some("lm"));
+    assert_eq!(sel.get("volcano.sh/job-namespace"), Some(&ns));
+    assert!(owned_by(&svc, &job));
+
+    let cm: ConfigMap = get(&client, &ns, "lm-svc").await?.ok_or("no ConfigMap lm-svc")?;
+    let data = cm.data.clone().unwrap_or_default();
+    assert_eq!(data.get("worker.host").map(String::as_str), Some("lm-worker-0.lm\nlm-worker-1.lm"));
+    assert_eq!(data.get("VC_MASTER_HOSTS").map(String::as_str), Some("lm-master-0.lm"));
+    assert_eq!(data.get("VC_WORKER_NUM").map(String::as_str), Some("2"));
+    assert!(owned_by(&cm, &job));
+
+    let np: NetworkPolicy = get(&client, &ns, "lm").await?.ok_or("no NetworkPolicy lm")?;
+    assert!(owned_by(&np, &job));
+
+    let secret: Secret = get(&client, &ns, "lm-ssh").await?.ok_or("no Secret lm-ssh")?;
+    let sd = secret.data.clone().unwrap_or_default();
+    let text = |k: &str| sd.get(k).map(|b| String::from_utf8_lossy(&b.0).to_string()).unwrap_or_default();
+    assert!(text("id_rsa").starts_with("-----BEGIN RSA PRIVATE KEY-----"), "id_rsa");
+    assert!(text("id_rsa.pub").starts_with("ssh-rsa "), "id_rsa.pub");
+    assert_eq!(text("authorized_keys"), text("id_rsa.pub"));
+    assert!(text("config").contains("Host lm-worker-1\n  HostName lm-worker-1.lm\n"), "config: {}", text("config"));
+    assert!(owned_by(&secret, &job));
+
+    let pods = e2e::pods(&client, &ns).await?;
+    assert_eq!(pods.keys().collect::<Vec<_>>(), ["lm-master-0", "lm-worker-0", "lm-worker-1"]);
+    for (name, p) in &pods {
+        let spec = p.spec.clone().unwrap_or_default();
+        assert_eq!(spec.hostname.as_deref(), Some(name.as_str()));
+        assert_eq!(spec.subdomain.as_deref(), Some("lm"));
+        let c = &spec.containers[0];
+        let idx = name.rsplit('-').next().unwrap_or_default();
+        assert_eq!(env_value(c, "VC_TASK_INDEX").as_deref(), Some(idx), "{name}");
+        assert_eq!(env_value(c, "VK_TASK_INDEX").as_deref(), Some(idx), "{name}");
+        let names = env_names(c);
+        for want in ["VC_MASTER_HOSTS", "VC_MASTER_NUM", "VC_WORKER_HOSTS", "VC_WORKER_NUM"] {
+            assert!(names.iter().any(|n| n == want), "{name}: {want} in {names:?}");
+        }
+        let m = mounts(c);
+        assert!(m.iter().any(|p| p == "/etc/volcano") && m.iter().any(|p| p == "/root/.ssh"), "{name}: {m:?}");
+        assert!(mounts(&spec.init_containers.clone().unwrap_or_default()[0]).iter().any(|p| p == "/etc/volcano"));
+        assert!(c.ports.iter().flatten().any(|p| p.container_port == 22), "{name}: ssh port opened");
+        let host = env_value(c, "MPI_HOST");
+        if name == "lm-master-0" {
+            assert_eq!(host.as_deref(), Some("lm-worker-0.lm,lm-worker-1.lm"));
+        } else {
+            assert_eq!(host, None, "{name}");
+        }
+    }
+
+    terminate(&client, &ns, &job).await?;
+    let done = wait_phase(&client, &ns, "lm", "Terminated").await?;
+    wait_for("the plugins' objects deleted by the whole-job kill", WAIT, || async {
+        let left = [
+            get::<Service>(&client, &ns, "lm").await?.is_some(),
+            get::<ConfigMap>(&client, &ns, "lm-svc").await?.is_some(),
+            get::<NetworkPolicy>(&client, &ns, "lm").await?.is_some(),
+            get::<Secret>(&client, &ns, "lm-ssh").await?.is_some(),
+        ];
+        Ok((!left.contains(&true)).then_some(()))
+    })
+    .await?;
+    let marks = wait_for("controlledResources cleared", WAIT, || async {
+        let j: Option<Job> = get(&client, &ns, "lm").await?;
+        let m = j.and_then(|j| j.status).map(|s| s.controlled_resources).unwrap_or_default();
+        Ok(m.keys().all(|k| k == "plugin-env" || k == "plugin-mpi").then_some(m))
+    })
+    .await?;
+    assert!(!marks.contains_key("plugin-svc") && !marks.contains_key("plugin-ssh"), "{marks:?} after {:?}", done.status);
+    Ok(())
+}
+
+/// `svc --disable-network-policy`, then the Job deleted: owner references, no NetworkPolicy.
+async fn svc_without_network_policy(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-svc").await?;
+    create_job(&client, &ns, &job_yaml("web", "{svc: [--disable-network-policy]}", &[("ps", 1)])).await?;
+    let job = wait_phase(&client, &ns, "web", "Running").await?;
+    let svc: Service = get(&client, &ns, "web").await?.ok_or("no Service web")?;
+    // false is the default: the server omits it
+    assert_ne!(svc.spec.and_then(|s| s.publish_not_ready_addresses), Some(true));
+    assert!(get::<NetworkPolicy>(&client, &ns, "web").await?.is_none(), "--disable-network-policy");
+    let p: Pod = get(&client, &ns, "web-ps-0").await?.ok_or("no pod web-ps-0")?;
+    let spec = p.spec.unwrap_or_default();
+    assert_eq!((spec.hostname.as_deref(), spec.subdomain.as_deref()), (Some("web-ps-0"), Some("web")));
+    Api::<Job>::namespaced(client.clone(), &ns).delete("web", &DeleteParams::default()).await?;
+    wait_for("Job web gone", WAIT, || async { Ok(get::<Job>(&client, &ns, "web").await?.is_none().then_some(())) }).await?;
+    // No garbage collector runs here: what a cluster's would delete names the Job as owner.
+    let cm: ConfigMap = get(&client, &ns, "web-svc").await?.ok_or("no ConfigMap web-svc")?;
+    assert!(owned_by(&cm, &job), "the ConfigMap is the garbage collector's to delete with the Job");
+    let svc: Service = get(&client, &ns, "web").await?.ok_or("no Service web")?;
+    assert!(owned_by(&svc, &job));
+    Ok(())
+}
+
+/// An unknown plugin: the job runs without it.
+async fn unknown_plugin(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-unknown").await?;
+    create_job(&client, &ns, &job_yaml("odd", "{env: [], horovod: []}", &[("w", 1)])).await?;
+    let job = wait_phase(&client, &ns, "odd", "Running").await?;
+    let marks = job.status.unwrap_or_default().controlled_resources;
+    assert_eq!(marks.keys().collect::<Vec<_>>(), ["plugin-env"], "only the known plugin is marked");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_plugins_create_their_objects_and_mutate_pods() -> support::Result<()> {
+    let server = TestApiserver::start()?;
+    let admin = server.admin_client().await?;
+    install_volcano_crds(&admin).await?;
+    apply_scheduler_rbac(&admin).await?;
+    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
+        .await?;
+    nodes(&admin, "node", 2, "16", "64Gi").await?;
+    let kubelet = Kubelet::start(admin.clone(), None);
+    let mut scheduler = SchedulerProcess::start(
+        server.dir(),
+        "scheduler",
+        &server.scheduler_kubeconfig(),
+        &["--leader-elect=false", "--schedule-period=500ms"],
+    )?;
+    let mut controller = SchedulerProcess::start_command(
+        "controller",
+        server.dir(),
+        "controller",
+        &server.controllers_kubeconfig(),
+        &["--leader-elect=false", "--kube-api-qps=200", "--kube-api-burst=200"],
+    )?;
+    let results = tokio::join!(mpi_job(admin.clone()), svc_without_network_policy(admin.clone()), unknown_plugin(admin.clone()));
+    for (name, r) in [("mpi job", results.0), ("svc without NetworkPolicy", results.1), ("unknown plugin", results.2)] {
+        if let Err(e) = r {
+            panic!("{name}: {e}\ncontroller log:\n{}", controller.log_text());
+        }
+    }
+    let log = controller.log_text();
+    assert!(log.contains("spec.plugins.horovod: unknown job plugin"), "the unknown plugin is reported:\n{log}");
+
+    let refused: Vec<String> = server
+        .audit()?
+        .by_user(CONTROLLER_USER)
+        .events()
+        .iter()
+        .filter(|e| e.code == 403)
+        .map(|e| format!("{} {}", e.verb, e.request_uri))
+        .collect();
+    assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
+    assert_eq!(controller.terminate(), Some(0), "controller log:\n{log}");
+    assert_eq!(scheduler.terminate(), Some(0));
+    let errors = kubelet.stop().await;
+    assert!(errors.is_empty(), "kubelet errors: {errors:?}");
+    Ok(())
+}
