@@ -41,9 +41,9 @@ pub mod predicates;
 pub mod priority;
 pub mod proportion;
 pub mod rescheduling;
+pub mod resourcequota;
 pub mod sla;
 pub mod task_topology;
-pub mod resourcequota;
 
 use crate::conf::{Flag, PluginOption};
 use crate::session::fit::Reason;
