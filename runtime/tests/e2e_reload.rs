@@ -98,7 +98,7 @@ async fn good_bad_good_conf_reload_keeps_the_last_good_conf() -> support::Result
 
 /// A conf naming a plugin Basalt does not implement, without `allocate`: taken, it would stop
 /// binding.
-const UNIMPLEMENTED: &str = "actions: \"enqueue\"\ntiers:\n- plugins:\n  - name: gang\n  - name: sla\n";
+const UNIMPLEMENTED: &str = "actions: \"enqueue\"\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n";
 
 /// `--strict` (issue 10): an unimplemented plugin in the first conf is an error at start (exit
 /// 2, naming it, before any API call); on a reload such a conf is refused and the last good one
@@ -127,7 +127,7 @@ async fn strict_refuses_an_unimplemented_conf_at_start_and_on_reload() -> suppor
     )?;
     assert_eq!(refused.wait(), Some(2), "refused at start:\n{}", refused.log_text());
     let log = refused.log_text();
-    assert!(log.contains("--strict") && log.contains("sla") && log.contains(&conf.display().to_string()), "{log}");
+    assert!(log.contains("--strict") && log.contains("tdm") && log.contains(&conf.display().to_string()), "{log}");
 
     write_conf(&conf, DEFAULT_CONF);
     let mut sched = SchedulerProcess::start(

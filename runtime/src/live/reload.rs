@@ -367,10 +367,10 @@ mod tests {
         let check = |c: &SchedulerConf, p: &Path| crate::sim::strict_check(c, &format!("conf {}", p.display()));
         let d = tempdir("strict");
         let f = d.join("volcano-scheduler.conf");
-        let unimplemented = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: sla\n";
+        let unimplemented = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n";
         std::fs::write(&f, unimplemented).unwrap();
         let e = ConfWatcher::start_checked(Some(f.clone()), check, |_| {}).unwrap_err();
-        assert!(e.starts_with("--strict:") && e.contains(&f.display().to_string()) && e.contains("sla"), "{e}");
+        assert!(e.starts_with("--strict:") && e.contains(&f.display().to_string()) && e.contains("tdm"), "{e}");
         // Without the check the same conf starts (the plugin is skipped).
         assert!(ConfWatcher::start(Some(f.clone()), |_| {}).is_ok());
 
