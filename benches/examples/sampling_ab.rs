@@ -1,7 +1,8 @@
 //! The cycle with Basalt's default full scan against the same cycle with Volcano's adaptive node
-//! sampling (`--percentage-nodes-to-find 0`), alternating, six rounds (the order flips every
-//! round), each timed as CPU time of the one worker thread (`/proc/thread-self/schedstat`), so
-//! the comparison holds on a machine whose other cores are busy
+//! sampling (`--percentage-nodes-to-find 0`), alternating, six rounds (`ROUNDS=N` for more; the
+//! order flips every round), each timed as CPU time of the one worker thread
+//! (`/proc/thread-self/schedstat`), so the comparison holds on a machine whose other cores are
+//! busy; the last line gives each side's median
 //! (`cargo run --release -p basalt-benches --example sampling_ab -- NODES [VARIANT] [PODS]`;
 //! `ONLY=full` or `ONLY=sampled` runs one side, for profilers).
 
@@ -38,8 +39,10 @@ fn main() {
         eprintln!("error: cannot start a worker thread");
         std::process::exit(1);
     };
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(6);
+    let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     pool.install(|| {
-        for round in 0..6 {
+        for round in 0..rounds {
             let mut sides = [("full", &full), ("sampled", &sampled)];
             if round % 2 == 1 {
                 sides.reverse();
@@ -47,8 +50,16 @@ fn main() {
             for (name, conf) in sides.into_iter().filter(|(n, _)| only.as_deref().is_none_or(|o| o == *n)) {
                 let t = cpu_ns();
                 let d = run_cycle(&c, conf, &opts);
-                println!("{name}: {:.0} ms CPU, {} bound", (cpu_ns() - t) as f64 / 1e6, d.binds.len());
+                let ms = (cpu_ns() - t) as f64 / 1e6;
+                times[usize::from(name == "sampled")].push(ms);
+                println!("{name}: {ms:.0} ms CPU, {} bound", d.binds.len());
             }
         }
     });
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let (f, s) = (median(&mut times[0]), median(&mut times[1]));
+    println!("median over {rounds} rounds: full {f:.0} ms CPU, sampled {s:.0} ms CPU");
 }
