@@ -1,7 +1,7 @@
 //! A wide tournament tree over node keys: the maximum, how many leaves hold it, how many leaves
 //! are non-zero, and the k-th such leaf in node order — over all leaves or over a range of them.
 //! Each inner entry summarises [`ARITY`] children (their maximum, how many leaves below hold
-//! it, how many leaves below are non-zero), so 10,000 nodes need 4 levels and a leaf update
+//! it, how many leaves below are non-zero), so 10,000 nodes need 5 levels and a leaf update
 //! recomputes at most one contiguous run of [`ARITY`] entries per level, stopping at the first
 //! level that does not change. Contiguous runs are what the memory system serves fast: a binary
 //! tree over the same leaves misses cache on nearly every level. Keys are `u128`; key 0 means
@@ -11,12 +11,15 @@
 //! `numNodesToFind`): the window of a sampled scan is the leaves from a rotating start up to the
 //! k-th non-zero one, and the best node is the maximum inside that window.
 
-/// Children per inner entry.
-pub const ARITY: usize = 16;
+/// Children per inner entry. 8 rather than 16: at 10,000 nodes / 100,000 pods (`sampling_ab`
+/// under cachegrind) the cycle runs 8 % fewer instructions and 3 % fewer L1 data misses, the
+/// same last-level misses, with and without sampling; 4 runs more instructions than 8
+/// (docs/performance.md, "Node sampling on the fast path").
+pub const ARITY: usize = 8;
 
-/// Right-hand pieces a range decomposes into, at most: `ARITY − 1` per tier, for trees of up to
-/// `ARITY`⁹ leaves (more than `u32` node indices can name).
-const RIGHT_PIECES: usize = (ARITY - 1) * 9;
+/// Right-hand runs a range decomposes into, at most: one per tier, for trees of up to
+/// `ARITY`¹¹ leaves (more than `u32` node indices can name).
+const RIGHT_RUNS: usize = 11;
 
 /// One level: per entry, the maximum below it, how many leaves hold that maximum, and how many
 /// leaves below it are non-zero.
@@ -77,18 +80,19 @@ fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32, u32) {
     (m, c, nz)
 }
 
-/// A run of leaves one tree entry summarises (a single leaf in tier 0), with its maximum and
-/// how many of its leaves hold it.
+/// Entries `lo..hi` of one tier (leaves in tier 0), all children of one entry above or the
+/// root tier, with the maximum below them and how many leaves below hold it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Piece {
     tier: u8,
-    index: u32,
+    lo: u32,
+    hi: u32,
     max: u128,
     count: u32,
 }
 
-/// A run of leaves as the tree entries that cover it, in leaf order, with the run's maximum
-/// and how many leaves hold it: the window of a sampled scan
+/// A run of leaves as the runs of tree entries that cover it, in leaf order (at most two per
+/// tier), with the run's maximum and how many leaves hold it: the window of a sampled scan
 /// ([`MaxTree::extend_window`]). Reused between picks, so it allocates only while it grows.
 #[derive(Clone, Debug, Default)]
 pub struct Window {
@@ -97,25 +101,27 @@ pub struct Window {
     pub max: u128,
     /// How many leaves of the window hold `max` (0 when `max` is 0).
     pub ties: u32,
-    /// Position in `pieces` of the first piece holding `max`.
-    first: usize,
 }
 
 impl Window {
     /// Empties the window.
     pub fn clear(&mut self) {
         self.pieces.clear();
-        (self.max, self.ties, self.first) = (0, 0, 0);
+        (self.max, self.ties) = (0, 0);
     }
 
+    /// Adds the next piece in leaf order. Only the pieces holding the window's maximum so far
+    /// are kept: a pick never looks at the others.
     #[inline]
     fn push(&mut self, p: Piece) {
         if p.max > self.max {
-            (self.max, self.ties, self.first) = (p.max, p.count, self.pieces.len());
-        } else if p.max == self.max {
+            self.pieces.clear();
+            (self.max, self.ties) = (p.max, p.count);
+            self.pieces.push(p);
+        } else if p.max == self.max && p.max != 0 {
             self.ties += p.count;
+            self.pieces.push(p);
         }
-        self.pieces.push(p);
     }
 }
 
@@ -259,38 +265,77 @@ impl MaxTree {
     pub fn extend_window(&self, lo: usize, hi: usize, mut k: u32, w: &mut Window) -> Result<usize, u32> {
         let mut found = None;
         let mut seen = 0;
-        self.for_each_piece(lo, hi, |tier, i| {
-            let (m, c, nz) = self.piece(tier, i);
-            if k >= nz {
-                k -= nz;
-                seen += nz;
-                w.push(Piece { tier: tier as u8, index: i as u32, max: m, count: c });
+        self.for_each_run(lo, hi, |tier, a, b| {
+            let (m, c, nz, stop) = self.take_run(tier, a, b, k);
+            k -= nz;
+            seen += nz;
+            let Some(j) = stop else {
+                w.push(Piece { tier: tier as u8, lo: a as u32, hi: b as u32, max: m, count: c });
                 return true;
+            };
+            // The k-th non-zero leaf is below entry `j`: keep the entries before it as one
+            // run, and likewise the children before it on the way down.
+            if j > a {
+                w.push(Piece { tier: tier as u8, lo: a as u32, hi: j as u32, max: m, count: c });
             }
-            // The k-th non-zero leaf is below this entry: keep the children before it whole.
-            let (mut tier, mut i) = (tier, i);
+            let (mut tier, mut i) = (tier, j);
             while tier > 0 {
                 let first = i * ARITY;
                 let last = (first + ARITY).min(self.tier_len(tier - 1));
-                let mut next = last - 1;
-                for j in first..last {
-                    let (m, c, nz) = self.piece(tier - 1, j);
-                    if k < nz {
-                        next = j;
-                        break;
-                    }
-                    k -= nz;
-                    w.push(Piece { tier: tier as u8 - 1, index: j as u32, max: m, count: c });
+                let (m, c, nz, stop) = self.take_run(tier - 1, first, last, k);
+                debug_assert!(stop.is_some(), "entry {i} of tier {tier} holds more than {k} non-zero leaves");
+                let next = stop.unwrap_or(last - 1);
+                k -= nz;
+                if next > first {
+                    w.push(Piece { tier: tier as u8 - 1, lo: first as u32, hi: next as u32, max: m, count: c });
                 }
                 i = next;
                 tier -= 1;
             }
             let v = self.leaves[i];
-            w.push(Piece { tier: 0, index: i as u32, max: v, count: u32::from(v != 0) });
+            w.push(Piece { tier: 0, lo: i as u32, hi: i as u32 + 1, max: v, count: u32::from(v != 0) });
             found = Some(i);
             false
         });
         found.ok_or(seen)
+    }
+
+    /// Entries `a..b` of tier `tier`, taken in order while the `k`-th (0-based) non-zero leaf
+    /// of the run is not below the next one: the maximum over the entries taken, how many
+    /// leaves below them hold it, how many below them are non-zero, and the entry the `k`-th
+    /// non-zero leaf is below (`None`: the run holds at most `k` of them, all taken).
+    #[inline]
+    fn take_run(&self, tier: usize, a: usize, b: usize, k: u32) -> (u128, u32, u32, Option<usize>) {
+        let (mut m, mut c, mut nz) = (0u128, 0u32, 0u32);
+        if tier == 0 {
+            for (off, &v) in self.leaves[a..b].iter().enumerate() {
+                let z = u32::from(v != 0);
+                if z > k - nz {
+                    return (m, c, nz, Some(a + off));
+                }
+                nz += z;
+                if v > m {
+                    (m, c) = (v, 1);
+                } else if v == m {
+                    c += z;
+                }
+            }
+            return (m, c, nz, None);
+        }
+        let l = &self.levels[tier - 1];
+        let entries = l.max[a..b].iter().zip(&l.count[a..b]).zip(&l.nonzero[a..b]);
+        for (off, ((&em, &ec), &ez)) in entries.enumerate() {
+            if ez > k - nz {
+                return (m, c, nz, Some(a + off));
+            }
+            nz += ez;
+            if em > m {
+                (m, c) = (em, ec);
+            } else if em == m {
+                c += ec;
+            }
+        }
+        (m, c, nz, None)
     }
 
     /// The leaf index of the `k`-th (0-based, in window order) leaf of `w` holding the window's
@@ -300,19 +345,28 @@ impl MaxTree {
         if target == 0 {
             return None;
         }
-        for p in &w.pieces[w.first..] {
-            if p.max != target {
-                continue;
-            }
+        for p in &w.pieces {
+            debug_assert_eq!(p.max, target, "a window keeps only the pieces holding its maximum");
             if k < p.count {
-                return Some(self.descend(p.tier as usize, p.index as usize, k, |t, j| {
+                let holders = |t: usize, j: usize| {
                     let (m, c, _) = self.piece(t, j);
                     if m == target {
                         c
                     } else {
                         0
                     }
-                }));
+                };
+                let tier = p.tier as usize;
+                let mut i = p.hi as usize - 1;
+                for j in p.lo as usize..p.hi as usize {
+                    let h = holders(tier, j);
+                    if k < h {
+                        i = j;
+                        break;
+                    }
+                    k -= h;
+                }
+                return Some(self.descend(tier, i, k, holders));
             }
             k -= p.count;
         }
@@ -364,26 +418,28 @@ impl MaxTree {
         i
     }
 
-    /// Calls `f(tier, entry)` for the entries that together cover leaves `lo..hi` exactly, in
-    /// leaf order (at most `2 · (ARITY − 1)` per tier), until `f` returns false.
-    fn for_each_piece(&self, mut lo: usize, hi: usize, mut f: impl FnMut(usize, usize) -> bool) {
+    /// Calls `f(tier, a, b)` for runs of entries `a..b` of one tier that together cover leaves
+    /// `lo..hi` exactly, in leaf order (at most two runs per tier, each within one group of
+    /// [`ARITY`] siblings), until `f` returns false.
+    fn for_each_run(&self, mut lo: usize, hi: usize, mut f: impl FnMut(usize, usize, usize) -> bool) {
         if hi >= self.leaves.len() {
             // A range to the end: each tier's last entry covers the partial group below it,
-            // so only the left border needs single entries (a sampled scan's usual window).
+            // so only the left border needs runs (a sampled scan's usual window).
             let mut tier = 0;
             loop {
                 let len = self.tier_len(tier);
                 if tier == self.levels.len() {
                     if lo < len {
-                        f(tier, lo);
+                        f(tier, lo, len);
                     }
                     return;
                 }
-                while lo < len && !lo.is_multiple_of(ARITY) {
-                    if !f(tier, lo) {
+                let end = lo.next_multiple_of(ARITY).min(len);
+                if lo < end {
+                    if !f(tier, lo, end) {
                         return;
                     }
-                    lo += 1;
+                    lo = end;
                 }
                 if lo >= len {
                     return;
@@ -393,36 +449,36 @@ impl MaxTree {
             }
         }
         let mut hi = hi;
-        let mut right = [(0u8, 0u32); RIGHT_PIECES];
+        let mut right = [(0u8, 0u32, 0u32); RIGHT_RUNS];
         let mut nr = 0;
         let mut tier = 0;
         while lo < hi {
             if tier == self.levels.len() {
                 // The root tier has one entry.
-                for i in lo..hi {
-                    if !f(tier, i) {
-                        return;
-                    }
+                if !f(tier, lo, hi) {
+                    return;
                 }
                 break;
             }
-            while lo < hi && !lo.is_multiple_of(ARITY) {
-                if !f(tier, lo) {
+            let end = lo.next_multiple_of(ARITY).min(hi);
+            if lo < end {
+                if !f(tier, lo, end) {
                     return;
                 }
-                lo += 1;
+                lo = end;
             }
-            while hi > lo && !hi.is_multiple_of(ARITY) {
-                hi -= 1;
-                right[nr] = (tier as u8, hi as u32);
+            let start = (hi - hi % ARITY).max(lo);
+            if start < hi {
+                right[nr] = (tier as u8, start as u32, hi as u32);
                 nr += 1;
+                hi = start;
             }
             lo /= ARITY;
             hi /= ARITY;
             tier += 1;
         }
-        for &(tier, i) in right[..nr].iter().rev() {
-            if !f(tier as usize, i as usize) {
+        for &(tier, a, b) in right[..nr].iter().rev() {
+            if !f(tier as usize, a as usize, b as usize) {
                 return;
             }
         }
