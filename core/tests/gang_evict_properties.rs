@@ -17,6 +17,7 @@ use basalt_core::cluster::Cluster;
 use basalt_core::conf::{ActionKind, SchedulerConf};
 use basalt_core::model::PriorityClassSpec;
 use basalt_core::plugins::EvictionKind;
+use basalt_core::session::fingerprint::NodeTasks;
 use basalt_core::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
 use basalt_core::session::Session;
 use basalt_core::workload_mixed::{generate, MixedSpec};
@@ -151,6 +152,10 @@ proptest! {
         let d = ssn.close();
         let pods: HashSet<_> = d.evictions.iter().map(|e| e.pod).collect();
         prop_assert_eq!(pods.len(), d.evictions.len());
+        // volcano_eviction_transactions_total: one per committed plan with evictions.
+        let tx = d.preemption.eviction_transactions.iter().find(|(a, _)| *a == "gangpreempt").map_or(0, |x| x.1);
+        prop_assert_eq!(tx > 0, !d.evictions.is_empty(), "{:?}", d.preemption);
+        prop_assert!(tx as usize <= d.evictions.len(), "{:?}", d.preemption);
     }
 
     #[test]
@@ -171,6 +176,10 @@ proptest! {
             prop_assert!(s.queues.rec[vq as usize].spec.reclaimable);
             prop_assert!(reclaimers.iter().any(|&j| s.jobs.queue[j.ix()] != vq), "no pipelined reclaimer of another queue for {}", s.task_key(*v));
         }
+        let d = ssn.close();
+        let tx = d.preemption.eviction_transactions.iter().find(|(a, _)| *a == "gangreclaim").map_or(0, |x| x.1);
+        prop_assert_eq!(tx > 0, !d.evictions.is_empty(), "{:?}", d.preemption);
+        prop_assert!(tx as usize <= d.evictions.len(), "{:?}", d.preemption);
     }
 
     #[test]
@@ -212,7 +221,7 @@ proptest! {
                 if bundles.is_empty() {
                     continue;
                 }
-                let before = snapshot(&ssn);
+                let before = ssn.fingerprint(NodeTasks::InOrder);
                 let evictions = ssn.state.evictions.len();
                 let mut plan = ssn.statement();
                 let mut victims = 0;
@@ -229,7 +238,7 @@ proptest! {
                 }
                 prop_assert_eq!(plan.ops().len(), victims + pending.len());
                 ssn.discard(plan);
-                prop_assert_eq!(&before, &snapshot(&ssn));
+                prop_assert_eq!(&before, &ssn.fingerprint(NodeTasks::InOrder));
                 prop_assert_eq!(ssn.state.evictions.len(), evictions);
             }
         }
@@ -250,44 +259,6 @@ proptest! {
             prop_assert_eq!(s.tasks.status[v.ix()], TaskStatus::Releasing);
         }
     }
-}
-
-/// Everything observable about a session: tables (node task lists in their order), the node
-/// view, eviction flags, and the plugin orders and overused answers that read plugin state.
-fn snapshot(ssn: &Session<'_>) -> String {
-    let s = &ssn.state;
-    let mut out = format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-        s.nodes.idle,
-        s.nodes.used,
-        s.nodes.releasing,
-        s.nodes.pipelined,
-        s.view.pods,
-        s.tasks.status,
-        s.tasks.node,
-        s.jobs.counts,
-        s.view.nonzero_cpu,
-        s.view.nonzero_mem,
-        s.view.requested,
-        s.view.node,
-        s.tasks.eviction_occurred,
-    );
-    for n in 0..s.nodes.len {
-        let on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();
-        out.push_str(&format!("{on:?}"));
-    }
-    for a in 0..s.jobs.len {
-        for b in 0..s.jobs.len {
-            out.push_str(&format!("{:?}", ssn.plugins.job_order(s, JobIdx(a as u32), JobIdx(b as u32))));
-        }
-    }
-    for a in 0..s.queues.len {
-        out.push_str(&format!("{}", ssn.plugins.overused(s, QueueIdx(a as u32))));
-        for b in 0..s.queues.len {
-            out.push_str(&format!("{:?}", ssn.plugins.queue_order(s, QueueIdx(a as u32), QueueIdx(b as u32))));
-        }
-    }
-    out
 }
 
 /// The properties above are not vacuous: over a few fixed clusters each action evicts.

@@ -106,6 +106,9 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
             let mut stmt = ssn.statement();
             evict_for_job(ssn, &mut stmt, kind, settings, &mut scan, &mut offset, q, j);
             if ssn.plugins.job_pipelined(&ssn.state, j) {
+                if stmt.has_evictions() {
+                    ssn.state.preemption.count_transaction(reason(kind));
+                }
                 ssn.commit(stmt);
             } else {
                 ssn.discard(stmt);
