@@ -5,6 +5,7 @@
 
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
+use basalt_core::session::fingerprint::NodeTasks;
 use basalt_core::session::tables::{NodeIdx, TaskIdx, TaskStatus};
 use basalt_core::session::Session;
 use basalt_core::workload::{generate, Variant, WorkloadSpec};
@@ -161,7 +162,7 @@ proptest! {
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
         let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
-        let before = snapshot(&ssn);
+        let before = ssn.fingerprint(NodeTasks::AsSet);
         let mut st = ssn.statement();
         let (nt, nn) = (ssn.state.tasks.len, ssn.state.nodes.len);
         for (t, n, pipe) in picks {
@@ -171,46 +172,8 @@ proptest! {
             if pipe { ssn.pipeline(&mut st, t, n); } else { ssn.allocate(&mut st, t, n); }
         }
         ssn.discard(st);
-        prop_assert_eq!(before, snapshot(&ssn));
+        prop_assert_eq!(before, ssn.fingerprint(NodeTasks::AsSet));
     }
-}
-
-/// Everything observable about a session: tables, and the plugin orders that read plugin state.
-fn snapshot(ssn: &Session<'_>) -> String {
-    let s = &ssn.state;
-    let mut out = format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-        s.nodes.idle,
-        s.nodes.used,
-        s.nodes.releasing,
-        s.nodes.pipelined,
-        s.view.pods,
-        s.tasks.status,
-        s.tasks.node,
-        s.jobs.counts,
-        s.view.nonzero_cpu,
-        s.view.nonzero_mem,
-        s.view.requested,
-        s.view.node
-    );
-    for n in 0..s.nodes.len {
-        let mut on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();
-        on.sort();
-        out.push_str(&format!("{on:?}"));
-    }
-    use basalt_core::session::tables::{JobIdx, QueueIdx};
-    for a in 0..s.jobs.len {
-        for b in 0..s.jobs.len {
-            out.push_str(&format!("{:?}", ssn.plugins.job_order(s, JobIdx(a as u32), JobIdx(b as u32))));
-        }
-    }
-    for a in 0..s.queues.len {
-        out.push_str(&format!("{}", ssn.plugins.overused(s, QueueIdx(a as u32))));
-        for b in 0..s.queues.len {
-            out.push_str(&format!("{:?}", ssn.plugins.queue_order(s, QueueIdx(a as u32), QueueIdx(b as u32))));
-        }
-    }
-    out
 }
 
 #[test]

@@ -18,6 +18,7 @@ use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
 use basalt_core::model::PriorityClassSpec;
 use basalt_core::plugins::proportion::Proportion;
+use basalt_core::session::fingerprint::NodeTasks;
 use basalt_core::session::tables::{NodeIdx, QueueIdx, TaskIdx, TaskStatus};
 use basalt_core::session::Session;
 use basalt_core::workload_mixed::{generate, MixedSpec};
@@ -182,7 +183,7 @@ proptest! {
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
         let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
-        let before = snapshot(&ssn);
+        let before = ssn.fingerprint(NodeTasks::InOrder);
         let mut st = ssn.statement();
         let (nt, nn) = (ssn.state.tasks.len as u32, ssn.state.nodes.len as u32);
         let mut evicted = 0;
@@ -205,46 +206,7 @@ proptest! {
         }
         prop_assert_eq!(st.ops().iter().filter(|o| o.kind == basalt_core::session::statement::OpKind::Evict).count(), evicted);
         ssn.discard(st);
-        prop_assert_eq!(before, snapshot(&ssn));
+        prop_assert_eq!(before, ssn.fingerprint(NodeTasks::InOrder));
         prop_assert!(ssn.state.evictions.is_empty());
     }
-}
-
-/// Everything observable about a session: tables (node task lists in their order), the node
-/// view, eviction flags, and the plugin orders and overused answers that read plugin state.
-fn snapshot(ssn: &Session<'_>) -> String {
-    let s = &ssn.state;
-    let mut out = format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-        s.nodes.idle,
-        s.nodes.used,
-        s.nodes.releasing,
-        s.nodes.pipelined,
-        s.view.pods,
-        s.tasks.status,
-        s.tasks.node,
-        s.jobs.counts,
-        s.view.nonzero_cpu,
-        s.view.nonzero_mem,
-        s.view.requested,
-        s.view.node,
-        s.tasks.eviction_occurred,
-    );
-    for n in 0..s.nodes.len {
-        let on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();
-        out.push_str(&format!("{on:?}"));
-    }
-    use basalt_core::session::tables::JobIdx;
-    for a in 0..s.jobs.len {
-        for b in 0..s.jobs.len {
-            out.push_str(&format!("{:?}", ssn.plugins.job_order(s, JobIdx(a as u32), JobIdx(b as u32))));
-        }
-    }
-    for a in 0..s.queues.len {
-        out.push_str(&format!("{}", ssn.plugins.overused(s, QueueIdx(a as u32))));
-        for b in 0..s.queues.len {
-            out.push_str(&format!("{:?}", ssn.plugins.queue_order(s, QueueIdx(a as u32), QueueIdx(b as u32))));
-        }
-    }
-    out
 }

@@ -12,6 +12,7 @@ pub mod layout;
 pub mod node_view;
 pub mod queues;
 pub use close::job_fit_error as close_job_fit_error;
+pub mod fingerprint;
 pub mod fit;
 pub mod invoke;
 pub mod statement;

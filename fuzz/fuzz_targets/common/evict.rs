@@ -37,6 +37,7 @@
 //! everything: no bind, no pipeline, no eviction.
 
 use arbitrary::Arbitrary;
+use basalt_core::session::fingerprint::NodeTasks;
 use basalt_core::model::{PriorityClassSpec, QueueSpec};
 use basalt_core::resource::PODS;
 use basalt_core::session::tables::{NodeIdx, QueueIdx, TaskIdx, TaskStatus};
@@ -443,55 +444,6 @@ fn checked_cycle(
     d
 }
 
-/// Everything observable about a session (tables, node task lists in order, the node view,
-/// eviction flags, the evictions, queue accounting, the plugins' orders and answers).
-fn snapshot(ssn: &Session<'_>) -> String {
-    let s = &ssn.state;
-    let mut out = format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-        s.nodes.idle,
-        s.nodes.used,
-        s.nodes.releasing,
-        s.nodes.pipelined,
-        s.view.pods,
-        s.tasks.status,
-        s.tasks.node,
-        s.jobs.counts,
-        s.view.nonzero_cpu,
-        s.view.nonzero_mem,
-        s.view.requested,
-        s.view.node,
-        s.tasks.eviction_occurred,
-        s.evictions,
-        s.queues.acct.allocated,
-        s.queues.acct.tree_allocated,
-    );
-    for n in 0..s.nodes.len {
-        let on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();
-        out.push_str(&format!("{on:?}"));
-    }
-    use basalt_core::session::tables::JobIdx;
-    for a in 0..s.jobs.len {
-        let j = JobIdx(a as u32);
-        out.push_str(&format!(
-            "{}{}{}",
-            ssn.plugins.job_ready(s, j),
-            ssn.plugins.job_pipelined(s, j),
-            ssn.plugins.job_starving(s, j)
-        ));
-        for b in 0..s.jobs.len {
-            out.push_str(&format!("{:?}", ssn.plugins.job_order(s, j, JobIdx(b as u32))));
-        }
-    }
-    for a in 0..s.queues.len {
-        let q = QueueIdx(a as u32);
-        out.push_str(&format!("{}", ssn.plugins.overused(s, q)));
-        for b in 0..s.queues.len {
-            out.push_str(&format!("{:?}", ssn.plugins.queue_order(s, q, QueueIdx(b as u32))));
-        }
-    }
-    out
-}
 
 /// Statement discard restores exactly: allocate, pipeline (with or without eviction),
 /// un-pipeline and evict inside one Statement, discard, compare.
@@ -502,7 +454,7 @@ fn discard_restores(c: &Cluster, conf: &SchedulerConf, picks: &[(u16, u16, u8)])
     if nt == 0 || nn == 0 || picks.is_empty() {
         return;
     }
-    let before = snapshot(&ssn);
+    let before = ssn.fingerprint(NodeTasks::InOrder);
     let mut st = ssn.statement();
     for &(t, n, op) in picks.iter().take(40) {
         let t = TaskIdx(t as u32 % nt);
@@ -519,6 +471,6 @@ fn discard_restores(c: &Cluster, conf: &SchedulerConf, picks: &[(u16, u16, u8)])
         }
     }
     ssn.discard(st);
-    assert_eq!(before, snapshot(&ssn), "Statement discard did not restore the session");
+    assert_eq!(before, ssn.fingerprint(NodeTasks::InOrder), "Statement discard did not restore the session");
     assert!(ssn.state.evictions.is_empty());
 }
