@@ -18,12 +18,12 @@ use basalt_core::decision::{Decisions, Eviction};
 use basalt_runtime::live::cycle::{CycleSummary, Outputs, Scheduler};
 use basalt_runtime::live::limiter::RateLimiter;
 use basalt_runtime::live::mirror::{BindRequest, Mirror, Object, WatchEvent};
+use basalt_runtime::live::outstanding::BindsOutstanding;
 use basalt_runtime::live::status::{self, Involved, Write, WriteResult, WriterConfig};
 use e2e::SCHEDULER_USER;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::{
@@ -157,7 +157,8 @@ async fn eviction_and_pod_group_conflict_are_written_as_volcano_does() -> suppor
     assert_eq!(codes, vec![("update".into(), 409), ("get".into(), 200), ("update".into(), 200)]);
 
     // --- Events and reporting PodGroup updates wait for outstanding binds; an urgent update does not.
-    let binds = Arc::new(AtomicUsize::new(1));
+    let binds = Arc::new(BindsOutstanding::new());
+    binds.add();
     let cfg = WriterConfig { binds_outstanding: Some(binds.clone()), ..WriterConfig::default() };
     let (tx, rx) = mpsc::unbounded_channel();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<WriteResult>();
@@ -185,7 +186,7 @@ async fn eviction_and_pod_group_conflict_are_written_as_volcano_does() -> suppor
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(done_rx.try_recv().is_err(), "the event and the Running update still wait for the outstanding bind");
     assert_eq!(groups.get("contended").await?.data["status"]["phase"], "Inqueue", "the Running update is not written yet");
-    binds.store(0, Ordering::Relaxed);
+    binds.done();
     let mut rest = Vec::new();
     for _ in 0..2 {
         let r = done_rx.recv().await.ok_or("a deferred write's result")?;

@@ -4,7 +4,7 @@
 //! * [`mirror`]: watch events → core deltas on the cluster copy, with assumed binds and relists;
 //! * [`cycle`]: one scheduling cycle on the mirror and the API work its decisions make;
 //! * [`binder`] and [`status`]: that API work, asynchronous, rate-limited ([`limiter`]) and
-//!   retried;
+//!   retried; [`outstanding`] counts the binds that events and reporting updates wait for;
 //! * [`leader`]: leader election on a `coordination.k8s.io/v1` Lease, client-go's algorithm;
 //! * [`reload`]: the scheduler conf, re-read when its file (or ConfigMap volume) changes;
 //! * [`metrics`]: Volcano's `volcano_*` scheduler metrics and Basalt's own, served on
@@ -21,6 +21,7 @@ pub mod leader;
 pub mod limiter;
 pub mod metrics;
 pub mod mirror;
+pub mod outstanding;
 pub mod reload;
 pub mod runner;
 pub mod status;

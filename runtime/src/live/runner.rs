@@ -10,6 +10,7 @@ use super::leader::{self, Leadership};
 use super::limiter::RateLimiter;
 use super::metrics::{ApiWriteKind, HealthCheck, Metrics, QueueMetrics, QueueResources, ScheduleResult, SchedulingStage};
 use super::mirror::{BindRequest, Mirror};
+use super::outstanding::BindsOutstanding;
 use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
 use super::watch::{self, WatchStats};
@@ -20,7 +21,7 @@ use basalt_core::conf::SchedulerConf;
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::{Client, Config};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -94,15 +95,15 @@ pub async fn ensure_startup_queues(client: &Client, default_queue: &str) -> Resu
 struct ChannelOutputs {
     binds: mpsc::UnboundedSender<BindRequest>,
     writes: mpsc::UnboundedSender<Write>,
-    binds_outstanding: Arc<AtomicUsize>,
+    binds_outstanding: Arc<BindsOutstanding>,
 }
 
 impl Outputs for ChannelOutputs {
     fn bind(&self, r: BindRequest) {
         // Counted before it is sent, so the binder's count-down never runs first.
-        self.binds_outstanding.fetch_add(1, Ordering::Relaxed);
+        self.binds_outstanding.add();
         if self.binds.send(r).is_err() {
-            self.binds_outstanding.fetch_sub(1, Ordering::Relaxed);
+            self.binds_outstanding.done();
         }
     }
     fn write(&self, w: Write) {
@@ -305,13 +306,13 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let watchers =
         watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone(), args.watch_timeout);
     let bind_done = in_tx.clone();
-    let binds_outstanding = Arc::new(AtomicUsize::new(0));
+    let binds_outstanding = Arc::new(BindsOutstanding::new());
     let outstanding = binds_outstanding.clone();
     let binder_cfg = BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
     let m = metrics.clone();
     let binder =
         tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, Arc::new(leading.clone()), move |r| {
-            outstanding.fetch_sub(1, Ordering::Relaxed);
+            outstanding.done();
             m.record_bind(r.outcome == BindOutcome::Bound);
             for _ in 0..r.attempts {
                 m.record_api_write(ApiWriteKind::Binding);

@@ -21,13 +21,14 @@
 //! [`WriteResult`].
 
 use super::limiter::RateLimiter;
+use super::outstanding::BindsOutstanding;
 use crate::crd;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
 use kube::Client;
 use serde_json::Value;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
@@ -152,7 +153,7 @@ pub struct WriterConfig {
     pub component: String,
     /// Binds queued or in flight (kept by the runner); events and reporting PodGroup updates
     /// ([`pod_group_waits`]) wait while it is above 0. `None`: nothing waits for binds.
-    pub binds_outstanding: Option<Arc<AtomicUsize>>,
+    pub binds_outstanding: Option<Arc<BindsOutstanding>>,
     /// How long after it was queued an event or a waiting PodGroup update waits for the binds
     /// at most.
     pub event_defer_max: Duration,
@@ -523,9 +524,6 @@ pub fn pod_group_waits(new_phase: &str, bound_this_cycle: bool) -> bool {
     }
 }
 
-/// How often a deferred event looks at the binds again.
-const EVENT_DEFER_POLL: Duration = Duration::from_millis(20);
-
 /// Runs the writer until `writes` closes, then waits for the writes in flight; every result
 /// goes to `done`.
 pub async fn run(
@@ -553,10 +551,7 @@ pub async fn run(
                 let next = event_rx.lock().await.recv().await;
                 let Some((queued, w)) = next else { break };
                 if let Some(binds) = &ctx.cfg.binds_outstanding {
-                    let until = queued + ctx.cfg.event_defer_max;
-                    while binds.load(Ordering::Relaxed) > 0 && Instant::now() < until {
-                        tokio::time::sleep(EVENT_DEFER_POLL).await;
-                    }
+                    binds.wait_idle_until((queued + ctx.cfg.event_defer_max).into()).await;
                 }
                 done(perform(&ctx, w).await);
             }
@@ -575,10 +570,8 @@ pub async fn run(
             let (ctx, done, slots, trickle) = (ctx.clone(), done.clone(), slots.clone(), trickle.clone());
             let until = Instant::now() + ctx.cfg.event_defer_max;
             tasks.spawn(async move {
-                while binds.load(Ordering::Relaxed) > 0 && Instant::now() < until {
-                    tokio::time::sleep(EVENT_DEFER_POLL).await;
-                }
-                let one = if binds.load(Ordering::Relaxed) > 0 { trickle.acquire_owned().await.ok() } else { None };
+                let idle = binds.wait_idle_until(until.into()).await;
+                let one = if !idle { trickle.acquire_owned().await.ok() } else { None };
                 let Ok(permit) = slots.acquire_owned().await else { return };
                 let r = perform(&ctx, w).await;
                 drop((permit, one));
