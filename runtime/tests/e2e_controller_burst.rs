@@ -6,13 +6,13 @@
 //! Asserts: every Job reaches `Completed`; the controller created exactly one pod per Job (none
 //! duplicated, none lost); and the audit log shows no request of the controller refused (403),
 //! i.e. none outside its RBAC role. The wait bounds a failing run; it is not what is measured.
+//! It prints the burst's time and the API requests per Job by user (docs/controller.md records
+//! measured runs).
 //!
-//! Ignored by default: a burst is ~14 API writes per Job (PodGroup, pod, binding, kubelet and
-//! status writes), and on the shared 2-core CI machine the test apiserver managed ~40 writes/s
-//! (median write latency 270 ms at load 26), so 1,000 Jobs need several minutes. Run it by hand:
-//! `cargo test --release -p basalt-runtime --test e2e_controller_burst -- --ignored`;
-//! `BASALT_BURST_JOBS` (default 1000) and `BASALT_BURST_WAIT_SECS` (default 600) override the
-//! size and the bound.
+//! CI runs it at the full 1,000 Jobs: about 110 s on the shared 2-core machine at load 6-9
+//! (~23 API writes per Job; kube-apiserver is the bottleneck, at one core). `BASALT_BURST_JOBS`
+//! (default 1000) and `BASALT_BURST_WAIT_SECS` (default 600) override the size and the bound:
+//! `BASALT_BURST_JOBS=100 cargo test --release -p basalt-runtime --test e2e_controller_burst`.
 
 mod e2e;
 mod support;
@@ -54,7 +54,6 @@ async fn phases(client: &Client, ns: &str) -> support::Result<BTreeMap<String, u
     Ok(by)
 }
 
-#[ignore = "minutes on a shared 2-core machine (see the module doc); run with --ignored"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_1000_jobs_completes_within_the_controllers_role() -> support::Result<()> {
     let jobs_n = env_number("BASALT_BURST_JOBS", 1_000)? as usize;
@@ -83,6 +82,7 @@ async fn a_burst_of_1000_jobs_completes_within_the_controllers_role() -> support
     )?;
     let ns = fresh_namespace(&admin, "burst").await?;
     let api: Api<Job> = Api::namespaced(admin.clone(), &ns);
+    let started = std::time::Instant::now();
     let jobs: Vec<Job> = (0..jobs_n).map(|i| small_job(&format!("j{i:04}"))).collect::<support::Result<_>>()?;
     let created: Vec<Result<Job, kube::Error>> = futures::stream::iter(jobs)
         .map(|j| {
@@ -112,7 +112,22 @@ async fn a_burst_of_1000_jobs_completes_within_the_controllers_role() -> support
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
 
-    let audit = server.audit()?.by_user(CONTROLLER_USER);
+    let took = started.elapsed();
+
+    let all = server.audit()?;
+    let mut per_user: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in all.events().iter().filter(|e| e.namespace == ns || e.resource == "queues") {
+        if !matches!(e.verb.as_str(), "get" | "list" | "watch") {
+            *per_user.entry(e.user.rsplit(':').next().unwrap_or_default()).or_insert(0) += 1;
+        }
+    }
+    let per_job: Vec<String> = per_user.iter().map(|(u, n)| format!("{u} {:.1}", *n as f64 / jobs_n as f64)).collect();
+    eprintln!(
+        "burst: {jobs_n} Jobs Completed {:.1} s after the first create; writes per Job: {}",
+        took.as_secs_f64(),
+        per_job.join(", ")
+    );
+    let audit = all.by_user(CONTROLLER_USER);
     let refused: Vec<String> =
         audit.events().iter().filter(|e| e.code == 403).map(|e| format!("{} {}", e.verb, e.request_uri)).collect();
     assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");

@@ -7,6 +7,7 @@ use super::defaults::JobFacts;
 use super::keys;
 use super::plan::PodView;
 use super::request::{Event, Request};
+use super::state;
 use crate::crd::{Job, PodGroup};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -305,7 +306,12 @@ impl Cache {
     }
 
     /// Forgets a deleted PodGroup (only if it is the cached one: a PodGroup re-created under
-    /// the same name keeps its entry).
+    /// the same name keeps its entry). Returns `OutOfSync` while its Job is cached and not
+    /// finished, so a PodGroup deleted under a live job is re-created by the next sync; for a
+    /// finished job (Completed, Terminated, Failed: the controller's own kill deleted it) or no
+    /// Job, `None`. Volcano's job controller has no PodGroup delete handler at all (only
+    /// `updatePodGroup`), so a request there would only be a finished-state kill: a `version`
+    /// bump and a status write per Job that Volcano does not make.
     pub fn delete_pod_group(&self, pg: &PodGroup) -> Option<Request> {
         let k = pod_group_job_key(pg)?;
         let (ns, job) = k.split_once('/').map(|(a, b)| (a.to_string(), b.to_string()))?;
@@ -314,7 +320,8 @@ impl Cache {
         if e.pod_group.as_ref().map(|p| &p.metadata.uid) == Some(&pg.metadata.uid) {
             e.pod_group = None;
         }
-        Some(Request::job(&ns, &job, Event::OutOfSync))
+        let live = e.job.as_ref().is_some_and(|j| !state::phase_of(j.status.as_ref()).is_finished());
+        live.then(|| Request::job(&ns, &job, Event::OutOfSync))
     }
 
     /// Clears the cached PodGroup of `key` (after the controller deleted it).
@@ -450,6 +457,33 @@ mod tests {
         c.store_pod_group(pg("4", "Pending"));
         let phase = c.get("ns/j").unwrap().pod_group.and_then(|p| p.status).and_then(|s| s.phase);
         assert_eq!(phase.as_deref(), Some("Inqueue"));
+    }
+
+    #[test]
+    fn a_pod_group_deleted_under_a_live_job_resyncs_it_but_not_under_a_finished_one() {
+        let pg: PodGroup = serde_yaml::from_str(
+            "metadata: {name: j-u, namespace: ns, uid: pg, resourceVersion: '5', ownerReferences: [{apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: j, uid: u, controller: true}]}\nspec: {minMember: 2}\n",
+        )
+        .unwrap();
+        let c = Cache::default();
+        assert_eq!(c.delete_pod_group(&pg), None, "nothing cached for the job");
+        c.apply_job(job());
+        c.apply_pod_group(pg.clone());
+        assert_eq!(c.delete_pod_group(&pg).map(|r| r.event), Some(Event::OutOfSync), "a job without a phase is live");
+        assert!(c.get("ns/j").unwrap().pod_group.is_none());
+        for (phase, want) in
+            [("Running", true), ("Restarting", true), ("Completed", false), ("Failed", false), ("Terminated", false)]
+        {
+            let mut j = job();
+            j.status = Some(crate::crd::JobStatus {
+                state: crate::crd::JobState { phase: Some(phase.into()), ..Default::default() },
+                ..Default::default()
+            });
+            c.store_job(j);
+            c.apply_pod_group(pg.clone());
+            assert_eq!(c.delete_pod_group(&pg).is_some(), want, "{phase}");
+            assert!(c.get("ns/j").unwrap().pod_group.is_none(), "{phase}: forgotten either way");
+        }
     }
 
     #[test]

@@ -8,11 +8,11 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::oneshot;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::sync::{oneshot, Semaphore};
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 /// Pod annotation: seconds (a non-negative integer) the pod runs before the [`Kubelet`] marks it
 /// `Succeeded`. Without it a pod runs until deleted.
@@ -34,7 +34,9 @@ pub const EXIT_CODE_ANNOTATION: &str = "basalt.dev/exit-code";
 /// * a bound pod being deleted (`deletionTimestamp` set) is deleted with `gracePeriodSeconds: 0`,
 ///   as a kubelet does once the containers are gone.
 ///
-/// Status writes carry the pod's UID as a precondition, so a pod deleted and re-created under
+/// Pods are handled in parallel, at most [`KUBELET_CONCURRENCY`] API calls at once; one pod's
+/// calls stay in order (its deletion first stops its Running/finish task). Status writes carry
+/// the pod's UID as a precondition, so a pod deleted and re-created under
 /// the same name is not touched by a stale timer. Pods already `Running` when it starts are left
 /// as they are (no completion timer). Errors met (API errors, a malformed duration)
 /// are collected, never dropped: see [`Kubelet::errors`]. Dropping it stops the task.
@@ -90,15 +92,24 @@ fn record(errors: &Mutex<Vec<String>>, message: String) {
     }
 }
 
+/// API calls the [`Kubelet`] has in flight at once: one kubelet per node works in parallel with
+/// the others, so a serial loop would make the test's node side, not the component under test,
+/// the bottleneck of a burst (at 50 ms a call, a serial loop starts 20 pods a second).
+pub const KUBELET_CONCURRENCY: usize = 16;
+
 async fn run(client: Client, api: Api<Pod>, mut stop: oneshot::Receiver<()>, errors: Arc<Mutex<Vec<String>>>) {
     let mut pods = watcher(api, watcher::Config::default()).default_backoff().boxed();
     let mut started: HashSet<String> = HashSet::new();
     let mut deleting: HashSet<String> = HashSet::new();
-    let mut completions: JoinSet<()> = JoinSet::new();
+    // The task running each started pod (mark Running, wait, mark finished), by UID: a deletion
+    // aborts it first, so one pod's calls never race each other.
+    let mut lives: HashMap<String, AbortHandle> = HashMap::new();
+    let mut tasks: JoinSet<()> = JoinSet::new();
+    let calls = Arc::new(Semaphore::new(KUBELET_CONCURRENCY));
     loop {
         tokio::select! {
             _ = &mut stop => break,
-            Some(_) = completions.join_next(), if !completions.is_empty() => {}
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             event = pods.next() => {
                 let pod = match event {
                     None => break,
@@ -118,12 +129,19 @@ async fn run(client: Client, api: Api<Pod>, mut stop: oneshot::Receiver<()>, err
                 let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
                 if pod.metadata.deletion_timestamp.is_some() {
                     if deleting.insert(uid.clone()) {
-                        let dp = DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() };
-                        match pods_api.delete(&name, &dp.preconditions(kube::api::Preconditions { uid: Some(uid), resource_version: None })).await {
-                            Ok(_) => {}
-                            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
-                            Err(e) => record(&errors, format!("kubelet: deleting Pod {ns}/{name}: {e}")),
+                        if let Some(life) = lives.remove(&uid) {
+                            life.abort();
                         }
+                        let (errors, calls) = (errors.clone(), calls.clone());
+                        tasks.spawn(async move {
+                            let _permit = calls.acquire_owned().await;
+                            let dp = DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() };
+                            match pods_api.delete(&name, &dp.preconditions(kube::api::Preconditions { uid: Some(uid), resource_version: None })).await {
+                                Ok(_) => {}
+                                Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+                                Err(e) => record(&errors, format!("kubelet: deleting Pod {ns}/{name}: {e}")),
+                            }
+                        });
                     }
                     continue;
                 }
@@ -131,35 +149,50 @@ async fn run(client: Client, api: Api<Pod>, mut stop: oneshot::Receiver<()>, err
                 if phase != "Pending" || !started.insert(uid.clone()) {
                     continue;
                 }
-                if let Err(e) = mark_running(&pods_api, &pod, &uid).await {
-                    record(&errors, format!("kubelet: marking Pod {ns}/{name} Running: {e}"));
-                    continue;
-                }
-                let Some(text) = pod.annotations().get(DURATION_ANNOTATION) else { continue };
-                let seconds: u64 = match text.trim().parse() {
-                    Ok(s) => s,
-                    Err(e) => {
-                        record(&errors, format!("kubelet: Pod {ns}/{name}: annotation {DURATION_ANNOTATION}={text:?} is not a whole number of seconds: {e}"));
-                        continue;
-                    }
-                };
-                let exit_code: i32 = match pod.annotations().get(EXIT_CODE_ANNOTATION).map(|t| t.trim().parse()) {
-                    None => 0,
-                    Some(Ok(c)) => c,
-                    Some(Err(e)) => {
-                        record(&errors, format!("kubelet: Pod {ns}/{name}: annotation {EXIT_CODE_ANNOTATION} is not an integer: {e}"));
-                        continue;
-                    }
-                };
-                let errors = errors.clone();
-                completions.spawn(async move {
-                    tokio::time::sleep(Duration::from_secs(seconds)).await;
-                    if let Err(e) = mark_finished(&pods_api, &pod, &uid, exit_code).await {
-                        record(&errors, format!("kubelet: marking Pod {ns}/{name} finished (exit code {exit_code}): {e}"));
-                    }
-                });
+                let (errors, calls) = (errors.clone(), calls.clone());
+                let life = tasks.spawn(live(pods_api, pod, uid.clone(), errors, calls));
+                lives.insert(uid, life);
             }
         }
+    }
+}
+
+/// One started pod's life: marked `Running`, then, with a [`DURATION_ANNOTATION`], marked
+/// finished that many seconds later; each API call holds a permit of `calls`.
+async fn live(pods_api: Api<Pod>, pod: Pod, uid: String, errors: Arc<Mutex<Vec<String>>>, calls: Arc<Semaphore>) {
+    let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
+    {
+        let _permit = calls.acquire().await;
+        if let Err(e) = mark_running(&pods_api, &pod, &uid).await {
+            record(&errors, format!("kubelet: marking Pod {ns}/{name} Running: {e}"));
+            return;
+        }
+    }
+    let Some(text) = pod.annotations().get(DURATION_ANNOTATION) else { return };
+    let seconds: u64 = match text.trim().parse() {
+        Ok(s) => s,
+        Err(e) => {
+            record(
+                &errors,
+                format!(
+                    "kubelet: Pod {ns}/{name}: annotation {DURATION_ANNOTATION}={text:?} is not a whole number of seconds: {e}"
+                ),
+            );
+            return;
+        }
+    };
+    let exit_code: i32 = match pod.annotations().get(EXIT_CODE_ANNOTATION).map(|t| t.trim().parse()) {
+        None => 0,
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            record(&errors, format!("kubelet: Pod {ns}/{name}: annotation {EXIT_CODE_ANNOTATION} is not an integer: {e}"));
+            return;
+        }
+    };
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    let _permit = calls.acquire().await;
+    if let Err(e) = mark_finished(&pods_api, &pod, &uid, exit_code).await {
+        record(&errors, format!("kubelet: marking Pod {ns}/{name} finished (exit code {exit_code}): {e}"));
     }
 }
 
