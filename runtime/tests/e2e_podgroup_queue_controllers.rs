@@ -158,30 +158,13 @@ async fn wait_queue(client: &Client, name: &str, what: &str, ok: impl Fn(&Queue)
     wait_for(&format!("Queue {name} {what}"), WAIT, || async { Ok(queue_named(client, name).await?.filter(|q| ok(q))) }).await
 }
 
+/// Issues Command `action` (OpenQueue, CloseQueue) for Queue `q` in `ns`, as `vcctl queue
+/// operate` does.
 async fn queue_command(client: &Client, ns: &str, q: &str, action: &str) -> support::Result<()> {
-    let c = Command {
-        metadata: kube::api::ObjectMeta {
-            generate_name: Some(format!("{q}-{}-", action.to_lowercase())),
-            namespace: Some(ns.into()),
-            ..Default::default()
-        },
-        action: Some(action.into()),
-        target: Some(OwnerReference {
-            api_version: "scheduling.volcano.sh/v1beta1".into(),
-            kind: "Queue".into(),
-            name: q.into(),
-            ..Default::default()
-        }),
-        reason: Some("test".into()),
-        message: None,
-    };
-    // Command implements kube::Resource by hand, so serde leaves out apiVersion and kind.
-    let mut body = serde_json::to_value(&c)?;
-    body["apiVersion"] = "bus.volcano.sh/v1alpha1".into();
-    body["kind"] = "Command".into();
-    let obj: kube::api::DynamicObject = serde_json::from_value(body)?;
-    let ar = kube::api::ApiResource::erase::<Command>(&());
-    Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), ns, &ar).create(&PostParams::default(), &obj).await?;
+    let queue = queue_named(client, q).await?.ok_or_else(|| format!("Queue {q} is missing"))?;
+    let mut c = Command::for_object(ns, &queue, action);
+    c.spec.reason = Some("test".into());
+    Api::<Command>::namespaced(client.clone(), ns).create(&PostParams::default(), &c).await?;
     Ok(())
 }
 

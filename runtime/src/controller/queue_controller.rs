@@ -222,9 +222,9 @@ impl QueueController {
                     continue;
                 }
             };
-            let Some(target) = cmd.target.as_ref().filter(|t| t.kind == "Queue") else { continue };
+            let Some(target) = cmd.spec.target.as_ref().filter(|t| t.kind == "Queue") else { continue };
             let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { continue };
-            let text = cmd.action.clone().unwrap_or_default();
+            let text = cmd.spec.action.clone().unwrap_or_default();
             let Some(action) = QueueAction::from_command(&text) else {
                 tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not OpenQueue or CloseQueue; ignored");
                 continue;
