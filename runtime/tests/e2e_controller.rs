@@ -17,8 +17,7 @@ use basalt_runtime::crd::{Command, Job};
 use e2e::process::SchedulerProcess;
 use e2e::{nodes, pods};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{ApiResource, DynamicObject, ListParams, PostParams};
+use kube::api::{ListParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -69,23 +68,11 @@ fn pod_phase(p: &Pod) -> &str {
     p.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Pending")
 }
 
-/// Issues Command `action` for `job` as `vcctl job suspend/resume` does. Sent as an untyped
-/// object: `basalt_runtime::crd::Command` serializes without `apiVersion` and `kind` (the
-/// controller only reads and deletes Commands), which the server refuses on create.
+/// Issues Command `action` for `job` as `vcctl job suspend/resume` does.
 async fn command(client: &Client, ns: &str, job: &Job, action: &str) -> support::Result<()> {
-    let ar = ApiResource::erase::<Command>(&());
-    let mut c = DynamicObject::new("", &ar).within(ns);
-    c.metadata.name = None;
-    c.metadata.generate_name = Some(format!("{}-{}-", job.name_any(), action.to_lowercase()));
-    let target = OwnerReference {
-        api_version: "batch.volcano.sh/v1alpha1".into(),
-        kind: "Job".into(),
-        name: job.name_any(),
-        uid: job.uid().unwrap_or_default(),
-        ..Default::default()
-    };
-    c.data = serde_json::json!({"action": action, "target": target, "reason": "test"});
-    Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar).create(&PostParams::default(), &c).await?;
+    let mut c = Command::for_object(ns, job, action);
+    c.spec.reason = Some("test".into());
+    Api::<Command>::namespaced(client.clone(), ns).create(&PostParams::default(), &c).await?;
     Ok(())
 }
 

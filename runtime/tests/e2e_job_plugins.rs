@@ -21,7 +21,7 @@ use e2e::nodes;
 use e2e::process::SchedulerProcess;
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::api::{DeleteParams, DynamicObject, PostParams};
+use kube::api::{DeleteParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::time::Duration;
 use support::{
@@ -86,20 +86,11 @@ fn mounts(c: &Container) -> Vec<String> {
     c.volume_mounts.iter().flatten().map(|m| m.mount_path.clone()).collect()
 }
 
-/// A `TerminateJob` Command for `job` (sent as a dynamic object: `crd::Command` serializes
-/// without `apiVersion`/`kind`, which the server requires on create).
+/// A `TerminateJob` Command for `job`, as `vcctl job terminate` issues it.
 async fn terminate(client: &Client, ns: &str, job: &Job) -> support::Result<()> {
-    let ar = kube::discovery::ApiResource::erase::<Command>(&());
-    let mut c = DynamicObject::new("", &ar);
-    c.metadata.name = None;
-    c.metadata.generate_name = Some(format!("{}-terminate-", job.name_any()));
-    c.metadata.namespace = Some(ns.into());
-    c.data = serde_json::json!({
-        "action": "TerminateJob",
-        "reason": "test",
-        "target": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": job.name_any(), "uid": job.uid().unwrap_or_default()},
-    });
-    Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar).create(&PostParams::default(), &c).await?;
+    let mut c = Command::for_object(ns, job, "TerminateJob");
+    c.spec.reason = Some("test".into());
+    Api::<Command>::namespaced(client.clone(), ns).create(&PostParams::default(), &c).await?;
     Ok(())
 }
 

@@ -1,6 +1,8 @@
 //! The Queue controller (`queue-controller`, volcano-behaviour.md §5.3): keeps every Queue's
-//! `status.state` (Open, Closing, Closed, Unknown) and its PodGroup counts
-//! (`status.pending/running/inqueue/unknown/completed`), gives a non-root queue without
+//! `status.state` (Open, Closing, Closed, Unknown), exports its PodGroups by phase as the gauges
+//! `volcano_queue_pod_group_{pending,running,inqueue,unknown,completed}_count{queue_name}`
+//! (Volcano ≥ 1.11 no longer writes these counts into `status`: its `syncQueue` applies
+//! `state` alone and records the counts as metrics), gives a non-root queue without
 //! `spec.parent` the parent `root`, acts on `bus.volcano.sh/v1alpha1` Commands `OpenQueue` and
 //! `CloseQueue` that target a Queue (deleting each Command first, so it is acted on once), and
 //! carries closing down the hierarchy: a child of a Closed or Closing queue is closed and marked
@@ -9,20 +11,20 @@
 //!
 //! The state machine and the rules are [`super::queue_state`]; this module reads Queues,
 //! PodGroups and Commands through watches and writes with merge patches: `spec.parent` and the
-//! mark on the queue, state and counts on `queues/status` (Volcano applies the status
-//! server-side as field manager `queue-controller`; the merge patch writes the same fields and
+//! mark on the queue, `state` alone on `queues/status` and only when it changes (Volcano applies
+//! it server-side as field manager `queue-controller`; the merge patch writes the same field and
 //! leaves the scheduler's `allocated` alone). Work: `--worker-threads-for-queue` workers, each
 //! with its own rate-limited queue, queues hashed to a worker by name, so one queue is never
 //! handled by two workers at once. A failed request is retried with backoff up to
 //! `--max-requeue-num` times (an OpenQueue under a closed parent waits that way, as Volcano's).
 //!
-//! Volcano's controller also records Events (`OpenQueue`/`CloseQueue` "… succeed") and exports
-//! the counts as metrics; Basalt does neither yet.
+//! Volcano's controller also records Events (`OpenQueue`/`CloseQueue` "… succeed"); Basalt does
+//! not yet.
 
 use super::metrics::ControllerMetrics;
 use super::queue::{worker_of, WorkQueue};
 use super::queue_state::{
-    children, closes_children, default_parent, follow_parent, next_state, open_blocked, status_matches, status_patch,
+    children, closes_children, default_parent, follow_parent, next_state, open_blocked, state_needs_write, state_patch,
     PhaseCounts, QueueAction, QueueState, CLOSED_BY_PARENT, ROOT,
 };
 use super::retry::{api_code, drain, lock};
@@ -174,7 +176,9 @@ impl QueueController {
                     }
                 }
                 Ok(WEvent::Delete(q)) => {
-                    lock(&self.queues).remove(q.metadata.name.as_deref().unwrap_or_default());
+                    let name = q.metadata.name.as_deref().unwrap_or_default();
+                    lock(&self.queues).remove(name);
+                    self.metrics.forget_queue(name);
                 }
                 Ok(_) => {}
                 Err(e) => tracing::warn!("Queue watch failed (retrying with backoff): {e}"),
@@ -222,9 +226,9 @@ impl QueueController {
                     continue;
                 }
             };
-            let Some(target) = cmd.target.as_ref().filter(|t| t.kind == "Queue") else { continue };
+            let Some(target) = cmd.spec.target.as_ref().filter(|t| t.kind == "Queue") else { continue };
             let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { continue };
-            let text = cmd.action.clone().unwrap_or_default();
+            let text = cmd.spec.action.clone().unwrap_or_default();
             let Some(action) = QueueAction::from_command(&text) else {
                 tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not OpenQueue or CloseQueue; ignored");
                 continue;
@@ -332,8 +336,9 @@ impl QueueController {
         if want_mark != is_marked {
             self.set_mark(name, want_mark).await?;
         }
-        if !status_matches(q.status.as_ref(), next, counts) {
-            self.patch_queue(name, status_patch(next, counts), true).await?;
+        self.metrics.set_queue_pod_groups(name, counts);
+        if state_needs_write(q.status.as_ref().and_then(|s| s.state.as_deref()), next) {
+            self.patch_queue(name, state_patch(next), true).await?;
             if next != current {
                 tracing::info!(
                     queue = name,

@@ -1,7 +1,8 @@
 //! The Queue controller's pure part (volcano-behaviour.md §5.3, Volcano's
 //! `pkg/controllers/queue/state`): the queue state machine (Open, Closing, Closed, Unknown) under
-//! the actions SyncQueue, OpenQueue and CloseQueue, the PodGroup phase counts written into
-//! `status`, `spec.parent` defaulting and the parent → child propagation of closing.
+//! the actions SyncQueue, OpenQueue and CloseQueue, the PodGroup phase counts (metrics, not
+//! `status`), the `status.state` write, `spec.parent` defaulting and the parent → child
+//! propagation of closing.
 
 use std::collections::BTreeMap;
 
@@ -128,7 +129,9 @@ pub fn default_parent(name: &str, parent: Option<&str>) -> Option<&'static str> 
 }
 
 /// PodGroups of a queue by `status.phase` (a PodGroup with no or another phase is counted in
-/// none), as `status.pending/running/inqueue/unknown/completed`.
+/// none): Volcano's `buildQueueStatus` counts, which it exports as the metrics
+/// `volcano_queue_pod_group_{pending,running,inqueue,unknown,completed}_count` and no longer
+/// writes into the Queue's `status` (volcano-behaviour.md §4, §9).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseCounts {
     /// Phase Pending.
@@ -161,28 +164,18 @@ impl PhaseCounts {
     }
 }
 
-/// The `status` merge patch for `state` and `counts` (what the controller owns of the status;
-/// `allocated` and `reservation` are the scheduler's and left alone).
-pub fn status_patch(state: QueueState, counts: PhaseCounts) -> serde_json::Value {
-    serde_json::json!({"status": {
-        "state": state.as_str(),
-        "pending": counts.pending,
-        "running": counts.running,
-        "inqueue": counts.inqueue,
-        "unknown": counts.unknown,
-        "completed": counts.completed,
-    }})
+/// The `status` merge patch that sets `state`: the only status field the controller writes
+/// (Volcano applies `QueueStatus().WithState(..)` alone; `allocated` and `reservation` are the
+/// scheduler's, and the PodGroup counts are metrics).
+pub fn state_patch(state: QueueState) -> serde_json::Value {
+    serde_json::json!({"status": {"state": state.as_str()}})
 }
 
-/// Whether a queue's current `status` already says `state` and `counts` (no write needed).
-pub fn status_matches(status: Option<&crate::crd::QueueStatus>, state: QueueState, counts: PhaseCounts) -> bool {
-    let Some(s) = status else { return false };
-    s.state.as_deref() == Some(state.as_str())
-        && s.pending.unwrap_or(0) == counts.pending
-        && s.running.unwrap_or(0) == counts.running
-        && s.inqueue.unwrap_or(0) == counts.inqueue
-        && s.unknown.unwrap_or(0) == counts.unknown
-        && s.completed.unwrap_or(0) == counts.completed
+/// Whether `status.state` as stored (`stored`, unset for a new queue) must be written to say
+/// `next`: whenever the spelling differs, so a new queue gets `Open` written, and an unchanged
+/// state is never rewritten (Volcano's `persistFn` skips an equal state).
+pub fn state_needs_write(stored: Option<&str>, next: QueueState) -> bool {
+    stored != Some(next.as_str())
 }
 
 /// The children of `parent` among `parents` (queue name → its `spec.parent`, unset = `root`).
@@ -290,27 +283,28 @@ mod tests {
     }
 
     #[test]
-    fn counts_and_status() {
+    fn counts_by_phase() {
         let c = PhaseCounts::of(["Pending", "Running", "Running", "Inqueue", "Unknown", "Completed", "", "Other"]);
         assert_eq!(c, PhaseCounts { pending: 1, running: 2, inqueue: 1, unknown: 1, completed: 1 });
-        let patch = status_patch(Closing, c);
-        assert_eq!(patch["status"]["state"], "Closing");
-        assert_eq!(patch["status"]["running"], 2);
-        let mut st = crate::crd::QueueStatus { state: Some("Closing".into()), ..Default::default() };
-        assert!(!status_matches(Some(&st), Closing, c));
-        st.pending = Some(1);
-        st.running = Some(2);
-        st.inqueue = Some(1);
-        st.unknown = Some(1);
-        st.completed = Some(1);
-        assert!(status_matches(Some(&st), Closing, c));
-        assert!(!status_matches(Some(&st), Closed, c));
-        assert!(status_matches(
-            Some(&crate::crd::QueueStatus { state: Some("Open".into()), ..Default::default() }),
-            QueueState::Open,
-            PhaseCounts::default()
-        ));
-        assert!(!status_matches(None, QueueState::Open, PhaseCounts::default()));
+        assert_eq!(PhaseCounts::of([]), PhaseCounts::default());
+    }
+
+    #[test]
+    fn only_the_state_is_written_and_only_when_it_changes() {
+        assert_eq!(state_patch(Closing), serde_json::json!({"status": {"state": "Closing"}}), "no counts in status");
+        let cases = [
+            (None, QueueState::Open, true),
+            (Some(""), QueueState::Open, true),
+            (Some("Open"), QueueState::Open, false),
+            (Some("Open"), Closing, true),
+            (Some("Closing"), Closing, false),
+            (Some("Closing"), Closed, true),
+            (Some("Closed"), Closed, false),
+            (Some("Unknown"), Unknown, false),
+        ];
+        for (stored, next, want) in cases {
+            assert_eq!(state_needs_write(stored, next), want, "{stored:?} -> {next:?}");
+        }
     }
 
     #[test]

@@ -360,9 +360,9 @@ async fn watch_commands(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) 
                 continue;
             }
         };
-        let Some(target) = cmd.target.as_ref().filter(|t| t.kind == "Job") else { continue };
+        let Some(target) = cmd.spec.target.as_ref().filter(|t| t.kind == "Job") else { continue };
         let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { continue };
-        let text = cmd.action.clone().unwrap_or_default();
+        let text = cmd.spec.action.clone().unwrap_or_default();
         let Some(action) = Action::parse(&text) else {
             tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not a Volcano action; ignored");
             continue;

@@ -15,7 +15,7 @@ mod podgroup;
 mod queue;
 mod schema;
 
-pub use command::{command_crd, Command};
+pub use command::{command_crd, Command, CommandSpec};
 pub use job::{DependsOn, Job, JobCondition, JobSpec, JobState, JobStatus, LifecyclePolicy, TaskSpec, TaskState, VolumeSpec};
 
 pub use podgroup::{pod_group_crd, PodGroup, PodGroupCondition, PodGroupSpec, PodGroupStatus};
