@@ -350,7 +350,16 @@ fn checked_cycle(
             .filter(|&p| s.tasks.status[p.ix()] == TaskStatus::Pipelined && s.tasks.eviction_occurred[p.ix()])
             .collect();
         assert!(!preemptors.is_empty(), "no preemptor pipelined on the node of victim {key}");
-        match reason.as_str() {
+        // Topology-aware preemption names its preemptor (`preempt by <ns>/<name>`, Volcano's
+        // PrepareCandidate); that one must be among the pipelined preemptors.
+        let named = reason.strip_prefix("preempt by ");
+        if let Some(name) = named {
+            assert!(
+                preemptors.iter().any(|&p| s.task_key(p) == name),
+                "victim {key} names preemptor {name}, which is not pipelined on its node"
+            );
+        }
+        match if named.is_some() { "preempt" } else { reason.as_str() } {
             "preempt" => {
                 let ok = preemptors.iter().any(|&p| {
                     let Some(pj) = s.tasks.job_of(p) else { return false };
@@ -430,7 +439,9 @@ fn checked_cycle(
     assert_eq!(victims.len(), d.evictions.len(), "a pod evicted twice in the decisions");
     let mut by_reason: HashMap<&str, u32> = HashMap::new();
     for e in &d.evictions {
-        *by_reason.entry(e.reason.as_str()).or_default() += 1;
+        // The action of a topology-aware `preempt by <ns>/<name>` is `preempt`.
+        let action = if e.reason.starts_with("preempt by ") { "preempt" } else { e.reason.as_str() };
+        *by_reason.entry(action).or_default() += 1;
     }
     for (action, n) in &d.preemption.eviction_transactions {
         assert!(*n <= by_reason.get(action).copied().unwrap_or(0), "{action}: {n} transactions for {by_reason:?}");
@@ -443,7 +454,6 @@ fn checked_cycle(
     }
     d
 }
-
 
 /// Statement discard restores exactly: allocate, pipeline (with or without eviction),
 /// un-pipeline and evict inside one Statement, discard, compare.

@@ -126,6 +126,9 @@ fn group(i: usize, g: &GroupIn) -> PodGroupSpec {
         },
         conditions: Vec::new(),
         preemptable: g.preemptable,
+        // sla waiting time and task-topology buckets: not generated (their plugins have
+        // scenario and property tests).
+        ..PodGroupSpec::default()
     }
 }
 
@@ -303,6 +306,8 @@ fn pod(i: usize, p: &PodIn, groups: &[PodGroupSpec], nodes: usize) -> PodSpec {
         scheduling_gated: p.gated % 10 == 9,
         preemptable: true,
         images: Vec::new(),
+        // start time, cooldown, nominated node and the DisruptionTarget condition: not generated.
+        ..PodSpec::default()
     }
 }
 
