@@ -55,7 +55,10 @@ pub enum EvictFamily {
     /// `enqueue, allocate, reclaim` with proportion in the first tier.
     Reclaim,
     /// `enqueue, allocate, preempt, reclaim` with `capacity` (`enableHierarchy: true`,
-    /// `ancestorReclaimLevel` from the input) on a queue tree.
+    /// `ancestorReclaimLevel` from the input) on a queue tree, in the first tier: with Volcano's
+    /// tier rule a tier whose plugins agree on victims decides alone, so with `capacity` in the
+    /// second tier gang and conformance would choose reclaim's victims and the guarantee would
+    /// not be consulted (the first finding of this target, as Volcano behaves).
     CapacityHierarchy,
 }
 
@@ -105,7 +108,7 @@ fn conf_text(family: EvictFamily, input: &EvictInput) -> String {
         ),
         EvictFamily::Reclaim => "actions: \"enqueue, allocate, reclaim\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n  - name: proportion\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: nodeorder\n  - name: binpack\n".into(),
         EvictFamily::CapacityHierarchy => format!(
-            "actions: \"enqueue, allocate, preempt, reclaim\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: drf\n    enablePreemptable: false\n  - name: predicates\n  - name: capacity\n    enableHierarchy: true\n    arguments:\n      ancestorReclaimLevel: {}\n  - name: nodeorder\n",
+            "actions: \"enqueue, allocate, preempt, reclaim\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n  - name: capacity\n    enableHierarchy: true\n    arguments:\n      ancestorReclaimLevel: {}\n- plugins:\n  - name: drf\n    enablePreemptable: false\n  - name: predicates\n  - name: nodeorder\n",
             input.ancestor_reclaim_level % 3
         ),
     }
