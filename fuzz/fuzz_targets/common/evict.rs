@@ -23,7 +23,10 @@
 //!
 //! preempt (drf's Preemptable off: with Volcano's tier rule drf may take a victim of equal
 //! priority by share, see `core/tests/preempt_properties.rs`): the preemptor is of the victim's
-//! queue, and of a job of higher priority, or of the same job with a higher task priority.
+//! queue; and, when priority is the last deciding plugin of the first tier
+//! ([`priority_decides`]), of a job of higher priority, or of the same job with a higher task
+//! priority. With Volcano's default order (priority first) master's tier rule can legally take
+//! a victim of equal or higher priority, so only the queue is checked then.
 //!
 //! reclaim (proportion): the preemptor is of another queue; the victim was Running, of a
 //! reclaimable queue that, just before the eviction, held more than its deserved share on some
@@ -91,6 +94,10 @@ pub struct EvictInput {
     pub ancestor_reclaim_level: u8,
     /// capacity: put the first pending job into team-a (a parent queue when a leaf chose it).
     pub job_in_team: bool,
+    /// preempt and capacity: the first tier's order. `false`: Volcano's default, priority, gang,
+    /// conformance (then capacity). `true`: gang, conformance (capacity), then priority. See
+    /// [`priority_decides`] for what the order changes in the checks.
+    pub priority_last: bool,
     /// Statement operations before the cycles: (task, node, op % 4 = allocate, pipeline with
     /// eviction, un-pipeline, evict).
     pub picks: Vec<(u16, u16, u8)>,
@@ -100,16 +107,47 @@ const CLASSES: [(&str, i32); 4] = [("p0", 0), ("p1", 100), ("p2", 1000), ("p3", 
 const GIB: i64 = 1 << 30;
 const NODE_CPU: i64 = 8000;
 
+/// Whether every preempt victim is, by Volcano's tier rule alone, in the priority plugin's list
+/// (a lower-priority job, or within a job a lower task priority), so the driver can check it.
+///
+/// Volcano master's `Preemptable` (`framework/session_plugins.go`, volcano-behaviour.md §1.5)
+/// intersects the lists of a tier's plugins in order, and an intersection that two plugins empty
+/// is taken as "not started" by the next plugin, whose list is then taken whole. With priority
+/// first (Volcano's default order) and its list disjoint from gang's, conformance's list decides,
+/// and a victim of equal or higher priority is legal: Basalt follows that rule
+/// (`Plugins::victims`), so the driver checks only the queue then. With priority the last
+/// deciding plugin of the first tier, every non-empty result is its list or a subset of it
+/// (a plugin that returns no victims ends the tier; the second tier has no Preemptable function
+/// on: drf's is off).
+pub fn priority_decides(family: EvictFamily, input: &EvictInput) -> bool {
+    family != EvictFamily::Reclaim && input.priority_last
+}
+
+fn first_tier(input: &EvictInput, rest: &str) -> String {
+    if input.priority_last {
+        format!("  - name: gang\n  - name: conformance\n{rest}  - name: priority\n")
+    } else {
+        format!("  - name: priority\n  - name: gang\n  - name: conformance\n{rest}")
+    }
+}
+
 fn conf_text(family: EvictFamily, input: &EvictInput) -> String {
     match family {
         EvictFamily::Preempt => format!(
-            "actions: \"enqueue, allocate, preempt\"\nconfigurations:\n- name: preempt\n  arguments:\n    enableTopologyAwarePreemption: {}\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n    enablePreemptable: false\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n",
-            input.topology_aware
+            "actions: \"enqueue, allocate, preempt\"\nconfigurations:\n- name: preempt\n  arguments:\n    enableTopologyAwarePreemption: {}\ntiers:\n- plugins:\n{}- plugins:\n  - name: overcommit\n  - name: drf\n    enablePreemptable: false\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n",
+            input.topology_aware,
+            first_tier(input, "")
         ),
         EvictFamily::Reclaim => "actions: \"enqueue, allocate, reclaim\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n  - name: proportion\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: nodeorder\n  - name: binpack\n".into(),
         EvictFamily::CapacityHierarchy => format!(
-            "actions: \"enqueue, allocate, preempt, reclaim\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n  - name: capacity\n    enableHierarchy: true\n    arguments:\n      ancestorReclaimLevel: {}\n- plugins:\n  - name: drf\n    enablePreemptable: false\n  - name: predicates\n  - name: nodeorder\n",
-            input.ancestor_reclaim_level % 3
+            "actions: \"enqueue, allocate, preempt, reclaim\"\ntiers:\n- plugins:\n{}- plugins:\n  - name: drf\n    enablePreemptable: false\n  - name: predicates\n  - name: nodeorder\n",
+            first_tier(
+                input,
+                &format!(
+                    "  - name: capacity\n    enableHierarchy: true\n    arguments:\n      ancestorReclaimLevel: {}\n",
+                    input.ancestor_reclaim_level % 3
+                )
+            )
         ),
     }
 }
@@ -262,7 +300,7 @@ pub fn run(input: &EvictInput, family: EvictFamily) {
     let stats = std::env::var_os("BASALT_FUZZ_STATS").is_some();
     for i in 0..(1 + input.cycles % 3) as u64 {
         let opts = CycleOptions { seed: input.seed.wrapping_add(i), cycle: i + 1, now_ms: 0 };
-        let d = checked_cycle(&a, &conf, &opts, family, &evicted_before);
+        let d = checked_cycle(&a, &conf, &opts, family, priority_decides(family, input), &evicted_before);
         assert_eq!(d, basalt_core::run_cycle(&b, &conf, &opts), "cycle {}: same input and seed, different decisions", i + 1);
         if stats {
             eprintln!(
@@ -308,6 +346,7 @@ fn checked_cycle(
     conf: &SchedulerConf,
     opts: &CycleOptions,
     family: EvictFamily,
+    priority_decides: bool,
     evicted_before: &HashSet<(String, String)>,
 ) -> Decisions {
     let arena = bumpalo::Bump::new();
@@ -367,13 +406,18 @@ fn checked_cycle(
                 let ok = preemptors.iter().any(|&p| {
                     let Some(pj) = s.tasks.job_of(p) else { return false };
                     s.jobs.queue[pj.ix()] == vq
-                        && if pj == vj {
-                            s.tasks.priority[p.ix()] > s.tasks.priority[v.ix()]
-                        } else {
-                            s.jobs.priority[pj.ix()] > s.jobs.priority[vj.ix()]
-                        }
+                        && (!priority_decides
+                            || if pj == vj {
+                                s.tasks.priority[p.ix()] > s.tasks.priority[v.ix()]
+                            } else {
+                                s.jobs.priority[pj.ix()] > s.jobs.priority[vj.ix()]
+                            })
                 });
-                assert!(ok, "no higher-priority preemptor of the same queue pipelined on the node of {key}");
+                if priority_decides {
+                    assert!(ok, "no higher-priority preemptor of the same queue pipelined on the node of {key}");
+                } else {
+                    assert!(ok, "no preemptor of the same queue pipelined on the node of {key}");
+                }
             }
             "reclaim" => {
                 assert_eq!(start_status[v.ix()], TaskStatus::Running, "reclaim victim {key}");
