@@ -31,10 +31,11 @@
 //! reclaim (proportion): the preemptor is of another queue; the victim was Running, of a
 //! reclaimable queue that, just before the eviction, held more than its deserved share on some
 //! dimension other than `pods` (deserved read from proportion at open, allocated as reclaim
-//! started, minus the earlier victims).
+//! started, Pipelined tasks included as proportion counts them, minus the earlier victims).
 //!
 //! capacity hierarchy: reclaim never takes a queue below min(guarantee, what it held) on a
-//! guaranteed dimension; a queue whose subtree allocation was within its `spec.capability` on a
+//! guaranteed dimension, where what a queue holds counts its Pipelined tasks as the plugin's
+//! `allocated` does (checked at the end of the session); a queue whose subtree allocation was within its `spec.capability` on a
 //! dimension when the session opened is still within it at the end (so no child exceeds a
 //! parent's limit either); when a job sits in a queue that has children, the plugin refuses
 //! everything: no bind, no pipeline, no eviction.
@@ -323,13 +324,17 @@ pub fn run(input: &EvictInput, family: EvictFamily) {
     }
 }
 
-/// Per-queue sums of `req` over the allocated-status tasks, as the queue table counts them.
+/// Per-queue sums of `req` over the allocated-status and Pipelined tasks: the queue plugins'
+/// `attr.allocated` (Volcano's proportion and capacity add a task's request on every
+/// AllocateFunc, which a Statement Pipeline calls too, so a pipelined preemptor counts in its
+/// queue's allocated and in the guarantee and deserved checks of reclaim).
 fn queue_allocated(ssn: &Session<'_>) -> Vec<Vec<i64>> {
     let s = &ssn.state;
     let dims = s.dims;
     let mut out = vec![vec![0i64; dims]; s.queues.len];
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
-        if let (Some(j), true) = (s.tasks.job_of(t), s.tasks.status[t.ix()].allocated()) {
+        let st = s.tasks.status[t.ix()];
+        if let (Some(j), true) = (s.tasks.job_of(t), st.allocated() || st == TaskStatus::Pipelined) {
             let q = s.jobs.queue[j.ix()] as usize;
             for (d, &r) in s.tasks.req(t, dims).iter().enumerate() {
                 out[q][d] += r;
@@ -442,6 +447,11 @@ fn checked_cycle(
             }
         }
         if family == EvictFamily::CapacityHierarchy {
+            // At the end of the session rather than start − victims: reclaim's own pipelined
+            // reclaimers may raise a victim queue's allocated between its evictions, and
+            // capacity checks each eviction against the allocated of that moment.
+            let end = queue_allocated(&ssn);
+            let s = &ssn.state;
             for q in 0..s.queues.len {
                 let g = &s.queues.rec[q].spec.guarantee;
                 for d in 0..dims {
@@ -449,10 +459,10 @@ fn checked_cycle(
                     let Some(&floor) = g.get(name) else { continue };
                     let floor = floor.min(allocated[q][d]);
                     assert!(
-                        left[q][d] >= floor,
+                        end[q][d] >= floor,
                         "reclaim took queue {} below its guarantee on {name}: {} < {floor}",
                         s.queues.rec[q].spec.name,
-                        left[q][d]
+                        end[q][d]
                     );
                 }
             }
