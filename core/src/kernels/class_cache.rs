@@ -12,7 +12,11 @@
 //! exactly the feasible leaves between the start and that node (wrapping past the last node).
 //! One walk down the tree's non-zero counts finds that node and the entries covering the
 //! window, whose maxima give the best candidate, in O(ARITY · log n) per task; the start then
-//! moves past the window as the plain scan's does.
+//! moves past the window as the plain scan's does. Under sampling the class trees are lazy
+//! ([`MaxTree::set_lazy`]): a changed node only marks the entries above its leaf stale, and a
+//! window fixes the stale entries it reads. The changed nodes are the picks', which fall behind
+//! the moving start, so their updates gather until the scan comes round again and each stale
+//! entry is recomputed once instead of once per update below it.
 //!
 //! The result is exactly the plain scan's (`actions::nodes`), which the tests check: the same
 //! predicate and score functions run, only fewer times. Leaves are computed without inter-pod
@@ -219,15 +223,19 @@ fn key(idle: bool, score: f64) -> u128 {
 /// ([`crate::actions::nodes::predicate_nodes`]) stops right after the `want`-th feasible node
 /// (at the first when `want` is 0); with `want ≥ nn`, or fewer feasible nodes than `want`, it
 /// processes every node.
-fn window(tree: &MaxTree, start: usize, nn: usize, want: usize, w: &mut Window) -> usize {
+fn window(tree: &mut MaxTree, start: usize, nn: usize, want: usize, w: &mut Window) -> usize {
     w.clear();
     let k = if want >= nn { u32::MAX } else { want.max(1) as u32 - 1 };
+    tree.clean_range(start, nn);
     match tree.extend_window(start, nn, k, w) {
         Ok(p) => p + 1 - start,
-        Err(after) => match tree.extend_window(0, start, k - after, w) {
-            Ok(p) => nn - start + p + 1,
-            Err(_) => nn,
-        },
+        Err(after) => {
+            tree.clean_range(0, start);
+            match tree.extend_window(0, start, k - after, w) {
+                Ok(p) => nn - start + p + 1,
+                Err(_) => nn,
+            }
+        }
     }
 }
 
@@ -323,8 +331,12 @@ impl ClassCache {
         if !class.eligible {
             return Pick::Ineligible;
         }
-        // Re-evaluate the nodes that changed since this class last looked.
+        // Under node sampling each pick reads only its window, just ahead of the scan's start,
+        // while the nodes that change (the picks') fall behind it: the tree then only marks
+        // what a change makes stale and each window fixes what it reads.
         let s = &ssn.state;
+        class.tree.set_lazy(s.options().nodes_to_find(s.nodes.len) < s.nodes.len);
+        // Re-evaluate the nodes that changed since this class last looked.
         self.seen.resize(s.nodes.len, false);
         for &n in &s.node_changes[class.pos..] {
             if !self.seen[n as usize] {
@@ -354,18 +366,18 @@ impl ClassCache {
             m.1 = class.tree.get(m.0 as usize);
             class.tree.set(m.0 as usize, 0);
         }
-        let tree = &class.tree;
         let nn = ssn.state.nodes.len;
-        let pick = if tree.nonzero() == 0 {
+        let pick = if class.tree.nonzero() == 0 {
             Pick::NoneFeasible
         } else {
             let want = ssn.state.options().nodes_to_find(nn);
             let start = scan.start() % nn;
             let (best, processed) = if want >= nn && start == 0 {
-                (best_of_all(tree, &mut ssn.state.rng), nn)
+                // Not lazy: `want ≥ nn`.
+                (best_of_all(&class.tree, &mut ssn.state.rng), nn)
             } else {
-                let processed = window(tree, start, nn, want, &mut self.window);
-                (best_of(tree, &self.window, &mut ssn.state.rng), processed)
+                let processed = window(&mut class.tree, start, nn, want, &mut self.window);
+                (best_of(&class.tree, &self.window, &mut ssn.state.rng), processed)
             };
             match best {
                 Some(n) => {
