@@ -35,9 +35,13 @@
 //!
 //! capacity hierarchy: reclaim never takes a queue below min(guarantee, what it held) on a
 //! guaranteed dimension, where what a queue holds counts its Pipelined tasks as the plugin's
-//! `allocated` does (checked at the end of the session); a queue whose subtree allocation was within its `spec.capability` on a
-//! dimension when the session opened is still within it at the end (so no child exceeds a
-//! parent's limit either); when a job sits in a queue that has children, the plugin refuses
+//! `allocated` does (checked at the end of the session); a queue whose subtree allocation was
+//! within its `spec.capability` on a dimension when the session opened is still within it when
+//! reclaim starts (allocate and preempt check the queue and every ancestor), and a leaf queue
+//! within it then is still within it at the end (reclaim's `Preemptive` checks only the
+//! reclaimer's own queue, in Volcano master too, so a parent can go over its capability there
+//! when its children share the room above their guarantees); when a job sits in a queue that
+//! has children, the plugin refuses
 //! everything: no bind, no pipeline, no eviction.
 
 use arbitrary::Arbitrary;
@@ -367,9 +371,12 @@ fn checked_cycle(
     };
     // Evictions per action: (index in state.evictions where the action started, allocated then).
     let mut reclaim_start: Option<(usize, Vec<Vec<i64>>)> = None;
+    // The queues' subtree allocation as reclaim started (see the capability check below).
+    let mut reclaim_tree: Option<Vec<i64>> = None;
     for action in &conf.actions {
         if *action == basalt_core::conf::ActionKind::Reclaim {
             reclaim_start = Some((ssn.state.evictions.len(), queue_allocated(&ssn)));
+            reclaim_tree = Some(ssn.state.queues.acct.tree_allocated.to_vec());
         }
         basalt_core::actions::execute(*action, &mut ssn);
     }
@@ -484,9 +491,22 @@ fn checked_cycle(
                 if d == PODS || cap <= 0 || spec.guarantee.get(name).is_some_and(|&g| g > cap) {
                     continue;
                 }
-                let (before, after) = (start_tree[q * dims + d], a.tree_allocated[q * dims + d]);
+                // Allocate and preempt check a queue and all its ancestors (capacity's
+                // Allocatable); reclaim checks only the reclaimer's own queue (Volcano master's
+                // Preemptive: within its real capability), so a parent whose children share the
+                // room above their guarantees can go over its capability there, as in Volcano.
+                let i = q * dims + d;
+                let (before, after) = (start_tree[i], a.tree_allocated[i]);
+                let (mid, leaf) = (reclaim_tree.as_ref().map_or(after, |t| t[i]), a.leaf[q]);
                 if before <= cap {
-                    assert!(after <= cap, "queue {} exceeds its capability on {name}: {before} → {after} > {cap}", spec.name);
+                    assert!(
+                        mid <= cap,
+                        "queue {} exceeds its capability on {name} before reclaim: {before} → {mid} > {cap}",
+                        spec.name
+                    );
+                }
+                if leaf && mid <= cap {
+                    assert!(after <= cap, "leaf queue {} exceeds its capability on {name}: {mid} → {after} > {cap}", spec.name);
                 }
             }
         }
