@@ -40,8 +40,9 @@ impl Level {
         Level { max: vec![0; len], count: vec![0; len], nonzero: vec![0; len], dirty: vec![false; len] }
     }
 
-    /// The (maximum, count, non-zero) over entries `g*ARITY .. (g+1)*ARITY`.
-    #[inline]
+    /// The (maximum, count, non-zero) over entries `g*ARITY .. (g+1)*ARITY`. Always inlined: a
+    /// call per level of [`MaxTree::set`] costs the full-scan cycle about 5 % more instructions.
+    #[inline(always)]
     fn summarise(&self, g: usize) -> (u128, u32, u32) {
         let lo = g * ARITY;
         let hi = (lo + ARITY).min(self.max.len());
@@ -69,7 +70,7 @@ impl Level {
 
 /// The (maximum, count, non-zero) over leaves `g*ARITY .. (g+1)*ARITY`; a leaf counts 1 when it
 /// is non-zero, so leaves need no count column.
-#[inline]
+#[inline(always)]
 fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32, u32) {
     let lo = g * ARITY;
     let run = &leaves[lo..(lo + ARITY).min(leaves.len())];
