@@ -85,7 +85,8 @@ fn unix_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]).
+/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]), the rescheduling
+/// plugin's last run ([`Cluster::rescheduled_ms`]) included when there is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
     out.extend(c.priority_classes().map(|p| Delta::PriorityClass(p.clone())));
@@ -93,6 +94,7 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(c.nodes().map(|(_, n)| Delta::Node(n.spec.clone())));
     out.extend(c.pod_groups().map(|(_, g)| Delta::PodGroup(g.spec.clone())));
     out.extend(c.pods().map(|(_, p)| Delta::Pod(p.spec.clone())));
+    out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }
 
@@ -356,4 +358,37 @@ pub fn segment_files(dir: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_core::model::{NodeSpec, QueueSpec};
+
+    fn cluster() -> Cluster {
+        let mut c = Cluster::new();
+        c.apply(Delta::Queue(QueueSpec { name: "q".into(), weight: 1, ..Default::default() })).unwrap();
+        c.apply(Delta::Node(NodeSpec { name: "n1".into(), ready: true, ..Default::default() })).unwrap();
+        c
+    }
+
+    /// The rescheduling plugin's last run is part of the cluster copy a segment starts from, so
+    /// a re-run from that segment alone decides its `interval` as the live cycle did.
+    #[test]
+    fn checkpoint_holds_the_rescheduling_time() {
+        let mut c = cluster();
+        let none = checkpoint(&c);
+        assert!(!none.iter().any(|d| matches!(d, Delta::Rescheduled { .. })), "never ran: nothing to record");
+        c.apply(Delta::Rescheduled { at_ms: 1_700_000_000_000 }).unwrap();
+        c.apply(Delta::Rescheduled { at_ms: 1_700_000_400_000 }).unwrap();
+        let got = checkpoint(&c);
+        assert_eq!(got.len(), none.len() + 1);
+        assert_eq!(got.last(), Some(&Delta::Rescheduled { at_ms: 1_700_000_400_000 }), "the last run only");
+        let mut copy = Cluster::new();
+        for d in got {
+            copy.apply(d).unwrap();
+        }
+        assert_eq!(copy.rescheduled_ms(), Some(1_700_000_400_000));
+        assert_eq!(copy.counts(), c.counts());
+    }
 }
