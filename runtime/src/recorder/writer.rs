@@ -94,6 +94,8 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(c.nodes().map(|(_, n)| Delta::Node(n.spec.clone())));
     out.extend(c.pod_groups().map(|(_, g)| Delta::PodGroup(g.spec.clone())));
     out.extend(c.pods().map(|(_, p)| Delta::Pod(p.spec.clone())));
+    out.extend(c.disruption_budgets().map(|b| Delta::PodDisruptionBudget(b.clone())));
+    out.extend(c.resource_quotas().map(|q| Delta::ResourceQuota(q.clone())));
     out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }
@@ -363,7 +365,7 @@ pub fn segment_files(dir: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use basalt_core::model::{NodeSpec, QueueSpec};
+    use basalt_core::model::{IntOrPercent, NodeSpec, PodDisruptionBudgetSpec, QueueSpec, ResourceQuotaSpec};
 
     fn cluster() -> Cluster {
         let mut c = Cluster::new();
@@ -390,5 +392,32 @@ mod tests {
         }
         assert_eq!(copy.rescheduled_ms(), Some(1_700_000_400_000));
         assert_eq!(copy.counts(), c.counts());
+    }
+
+    /// The objects sessions read directly (the `pdb` and `resourcequota` plugins) are part of
+    /// the checkpoint too: a segment that starts from it decides with the same budgets and quotas.
+    #[test]
+    fn checkpoint_holds_budgets_and_quotas() {
+        let mut c = cluster();
+        let budget = PodDisruptionBudgetSpec {
+            namespace: "ns".into(),
+            name: "web".into(),
+            min_available: Some(IntOrPercent::Int(1)),
+            ..Default::default()
+        };
+        let quota = ResourceQuotaSpec {
+            namespace: "ns".into(),
+            name: "gpus".into(),
+            hard: [("cpu".to_string(), 4000)].into_iter().collect(),
+            ..Default::default()
+        };
+        c.apply(Delta::PodDisruptionBudget(budget.clone())).unwrap();
+        c.apply(Delta::ResourceQuota(quota.clone())).unwrap();
+        let mut copy = Cluster::new();
+        for d in checkpoint(&c) {
+            copy.apply(d).unwrap();
+        }
+        assert_eq!(copy.disruption_budgets().cloned().collect::<Vec<_>>(), vec![budget]);
+        assert_eq!(copy.resource_quotas().cloned().collect::<Vec<_>>(), vec![quota]);
     }
 }
