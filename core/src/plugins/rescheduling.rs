@@ -33,8 +33,9 @@
 //!   effect.
 //! - **`interval`** must be a positive duration: a value that is not one (unparsable, not a
 //!   string, `"0s"` or negative) is warned about and read as `5m`. Volcano takes an unparsable
-//!   value as `5m` too, but `"0s"` (or a negative value) as "every session"; in Basalt a small
-//!   positive value such as `"1s"` does that (sessions run at least a schedule period apart).
+//!   string as `5m` too (a value that is not a string fails its type assertion), but `"0s"` (or
+//!   a negative value) as "every session"; in Basalt a small positive value such as `"1s"` does
+//!   that (sessions run at least a schedule period apart).
 //!   The last run is remembered per cluster copy (Volcano: per process), so a restarted
 //!   `basalt scheduler` may run the strategies at once, as a restarted Volcano does.
 //! - Volcano reads `thresholds` keys `cpu`, `memory` and `pod` but measures only cpu and memory;
