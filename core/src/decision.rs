@@ -183,4 +183,11 @@ pub struct Decisions {
     pub events: Vec<Event>,
     /// The eviction actions' counters (Volcano's preemption metrics).
     pub preemption: PreemptionStats,
+    /// The cycle's `now_ms` when the `rescheduling` plugin's strategies were due and ran in
+    /// this session (ms since the Unix epoch; `None`: not due, no such plugin, or the cycle had
+    /// no clock). Set by the plugin's close. The driver of the core (simulator, replay, live
+    /// scheduler) applies it as [`crate::cluster::Delta::Rescheduled`] after the cycle, which is
+    /// how the plugin's `interval` (Volcano `util.IsToBeExecuted`, volcano-behaviour.md §3) is
+    /// kept across cycles while the core stays without a clock or memory of its own.
+    pub rescheduled_ms: Option<i64>,
 }

@@ -16,7 +16,8 @@ pub struct CycleOptions {
     pub cycle: u64,
     /// "Now" for the cycle's time-based rules, in milliseconds since the Unix epoch; 0 means
     /// unknown, and then every rule that needs the time is off (e.g. `sla` never permits a job
-    /// for having waited, `cdp` protects no pod). The core reads no clock: `basalt simulate` sets the simulated time,
+    /// for having waited, `cdp` protects no pod, `rescheduling` ignores its `interval` and runs
+    /// its strategies every cycle). The core reads no clock: `basalt simulate` sets the simulated time,
     /// `basalt replay` its virtual clock, `basalt scheduler` the wall clock at cycle start
     /// (Volcano's plugins call `time.Now()` during the cycle; one value per cycle keeps the
     /// decisions deterministic). Copied into [`crate::session::State::now_ms`].

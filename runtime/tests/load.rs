@@ -466,7 +466,7 @@ fn cli_strict_refuses_what_is_not_implemented_and_lists_it_otherwise() {
     let conf = write(
         &dir,
         "partial.conf",
-        "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n  - name: rescheduling\n    arguments: {interval: 5m}\n- plugins:\n  - name: nodeorder\n    arguments: {leastrequsted.weight: 2, mostrequested.weight: \"two\"}\n",
+        "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n  - name: rescheduling\n    arguments: {interval: 5m, metricsPeriod: 5m}\n- plugins:\n  - name: nodeorder\n    arguments: {leastrequsted.weight: 2, mostrequested.weight: \"two\"}\n",
     )
     .display()
     .to_string();
@@ -482,7 +482,7 @@ fn cli_strict_refuses_what_is_not_implemented_and_lists_it_otherwise() {
         names,
         vec![
             ("plugin", "tdm"),
-            ("argument", "rescheduling.interval"),
+            ("argument", "rescheduling.metricsPeriod"),
             ("argument", "nodeorder.leastrequsted.weight"),
             ("argument", "nodeorder.mostrequested.weight")
         ]
@@ -497,7 +497,7 @@ fn cli_strict_refuses_what_is_not_implemented_and_lists_it_otherwise() {
     let out = basalt(&["simulate", "--cluster", &cluster, "--conf", &conf, "--strict"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    for want in ["argument \"interval\"", "tdm", "leastrequsted.weight"] {
+    for want in ["argument \"metricsPeriod\"", "tdm", "leastrequsted.weight"] {
         assert!(err.contains(want), "{want} in {err}");
     }
     assert!(!err.contains("\"two\""), "{err}");

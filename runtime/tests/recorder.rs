@@ -261,3 +261,64 @@ fn the_size_budget_deletes_the_oldest_segments() {
     let r = rerun(&d, &RerunOptions::default()).unwrap();
     assert!(!r.cycles.is_empty() && r.cycles.iter().all(|c| c.differences.is_empty()));
 }
+
+/// Counts the evictions a cycle sends.
+#[derive(Default)]
+struct Evictions(RefCell<usize>);
+
+impl Outputs for Evictions {
+    fn bind(&self, _: BindRequest) {}
+    fn write(&self, w: Write) {
+        if matches!(w, Write::Evict { .. }) {
+            *self.0.borrow_mut() += 1;
+        }
+    }
+}
+
+/// The rescheduling plugin's `interval` (volcano-behaviour.md §3) across a recording: the live
+/// scheduler's first cycle runs the strategies and evicts, the next ones (well within the
+/// default 5m) do not; a re-run decides the same from the recorded last run, also from a
+/// segment that starts with a checkpoint.
+#[test]
+fn a_rerun_keeps_the_rescheduling_interval() {
+    let d = dir("rescheduling");
+    let mut s = Scheduler::new(Mirror::new(vec!["volcano".into()], vec![]), 5, 2000);
+    // A new segment for every cycle: each after the first starts from a checkpoint.
+    let cfg = RecorderConfig { dir: d.clone(), segment_bytes: 1, max_bytes: u64::MAX, args: vec![], wait_written: true };
+    s.set_recorder(Box::new(Recorder::start(cfg).unwrap()));
+    s.mirror.handle(WatchEvent::Apply(node("za-0", "4")));
+    s.mirror.handle(WatchEvent::Apply(node("zb-1", "2")));
+    s.mirror.handle(WatchEvent::Apply(queue("default", 1)));
+    s.mirror.handle(WatchEvent::Apply(pod_group("busy", 1, "default")));
+    for i in 0..4 {
+        s.mirror.handle(WatchEvent::Apply(Object::Pod(Box::new(pod(&format!("busy-{i}"), "busy", "1", "za-0", 0)))));
+    }
+    let conf = SchedulerConf::parse(
+        "actions: \"shuffle\"\ntiers:\n- plugins:\n  - name: priority\n  - name: rescheduling\n    arguments:\n      strategies:\n      - name: lowNodeUtilization\n        params:\n          thresholds: {cpu: 20, memory: 20}\n          targetThresholds: {cpu: 50, memory: 50}\n",
+    )
+    .unwrap()
+    .0;
+    let mut evicted = Vec::new();
+    for _ in 0..3 {
+        let out = Evictions::default();
+        s.run_cycle(&conf, &out);
+        evicted.push(out.0.into_inner());
+    }
+    drop(s.take_recorder());
+    assert_eq!(evicted, [1, 0, 0], "za-0 gives up one pod (zb-1 has room for one), then the interval holds");
+
+    let all = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(all.cycles.len(), 3);
+    for c in &all.cycles {
+        assert!(c.differences.is_empty(), "cycle {}: {:?}", c.cycle, c.differences);
+    }
+    let segs = segment_files(&d).unwrap();
+    assert_eq!(segs.len(), 3, "{segs:?}");
+    std::fs::remove_file(&segs[0].0).unwrap();
+    let from_checkpoint = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(from_checkpoint.cycles.len(), 2);
+    for c in &from_checkpoint.cycles {
+        assert!(c.differences.is_empty(), "from a checkpoint, cycle {}: {:?}", c.cycle, c.differences);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

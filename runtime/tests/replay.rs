@@ -438,3 +438,32 @@ fn bare_pods_keep_their_queue_and_a_closed_queue_schedules_nothing() {
     let r = &out.report.runs[0].results;
     assert_eq!((r.pods.submitted, r.pods.scheduled), (3, 2));
 }
+
+/// The rescheduling plugin's `interval` (volcano-behaviour.md §3) on the replay's virtual
+/// clock: the strategies run in the first cycle with a clock, then only in cycles more than 5
+/// minutes after their last run, and the engine keeps that time on its cluster.
+#[test]
+fn rescheduling_runs_once_per_interval_on_the_virtual_clock() {
+    let conf = SchedulerConf::parse(
+        "actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: rescheduling\n- plugins:\n  - name: predicates\n  - name: proportion\n",
+    )
+    .unwrap()
+    .0;
+    let w = small(&[("n1", 8)], &[("a", 1, 0, 2000), ("b", 1, 10, 2000), ("c", 1, 100, 2000), ("d", 1, 400, 2000)]);
+    let mut e = Engine::new(&w, conf, EngineOptions { policy: PERIOD_10S, seed: 1 });
+    let (mut last, mut runs, mut skipped) = (None::<i64>, 0, 0);
+    while e.step() && e.now() <= 500_000 {
+        let (now, got) = (e.now(), e.cluster().rescheduled_ms());
+        let due = now > 0 && last.is_none_or(|l| l + 300_000 < now);
+        if due {
+            assert_eq!(got, Some(now), "t={now} ms: due, so the strategies ran and their time is kept");
+            runs += 1;
+        } else {
+            assert_eq!(got, last, "t={now} ms: not due, the last run stays");
+            skipped += usize::from(now > 0);
+        }
+        last = got;
+    }
+    assert_eq!(runs, 2, "at the first cycle with a clock and again after 400 s");
+    assert!(skipped > 0, "some cycle fell within the interval");
+}

@@ -80,6 +80,17 @@ pub enum Delta {
         /// Name.
         name: String,
     },
+    /// The `rescheduling` plugin's strategies ran in the session at `at_ms` (ms since the Unix
+    /// epoch): the cycle's [`crate::decision::Decisions::rescheduled_ms`], applied by the
+    /// driver after the cycle so that later sessions know when they last ran (Volcano's
+    /// process-global last-run time of `reschedulingFns`, `util.IsToBeExecuted`;
+    /// volcano-behaviour.md §3). Not a Kubernetes object: journaled and recorded with the
+    /// others so a replay of the deltas rebuilds the same memory. Read with
+    /// [`Cluster::rescheduled_ms`].
+    Rescheduled {
+        /// When the strategies ran, ms since the Unix epoch.
+        at_ms: i64,
+    },
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -225,6 +236,8 @@ pub struct Cluster {
     changes: Changes,
     /// Interner length that triggers the next compaction (see [`Cluster::compact_names`]).
     names_limit: usize,
+    /// The last [`Delta::Rescheduled`] applied (`None`: the strategies never ran).
+    rescheduled_ms: Option<i64>,
 }
 
 /// Whether a label selector requirement is one Kubernetes' `LabelSelectorAsSelector` accepts:
@@ -272,9 +285,12 @@ impl Cluster {
     ///
     /// While a session layout is kept, the change is noted for [`Cluster::prepare`]; when the
     /// interner has grown past its limit, dead names are compacted away
-    /// ([`Cluster::compact_names`]).
+    /// ([`Cluster::compact_names`]). [`Delta::Rescheduled`] changes no object: it leaves the
+    /// generation and the kept layout as they are.
     pub fn apply(&mut self, d: Delta) -> Result<(), ClusterError> {
-        self.generation += 1;
+        if !matches!(d, Delta::Rescheduled { .. }) {
+            self.generation += 1;
+        }
         let r = self.apply_inner(d);
         if self.changes.len() > crate::limits::MAX_TRACKED_CHANGES.max(self.pod_index.len() / 4) {
             // Patching would cost about as much as a rebuild: stop tracking.
@@ -485,6 +501,8 @@ impl Cluster {
             Delta::ResourceQuotaDeleted { namespace, name } => {
                 self.resource_quotas.remove(&(namespace, name));
             }
+            // Read by the rescheduling plugin at session open, never laid out in rows.
+            Delta::Rescheduled { at_ms } => self.rescheduled_ms = Some(at_ms),
         }
         Ok(())
     }
@@ -636,7 +654,13 @@ impl Cluster {
         self.prepared.as_deref().filter(|l| l.generation == self.generation && l.default_queue == default_queue)
     }
 
-    /// Bumped on every applied delta.
+    /// When the `rescheduling` plugin's strategies last ran, ms since the Unix epoch (the last
+    /// [`Delta::Rescheduled`] applied); `None` when they never ran on this cluster copy.
+    pub fn rescheduled_ms(&self) -> Option<i64> {
+        self.rescheduled_ms
+    }
+
+    /// Bumped on every applied delta except [`Delta::Rescheduled`].
     pub fn generation(&self) -> u64 {
         self.generation
     }

@@ -260,9 +260,15 @@ mod tests {
             "actions: \"enqueue, allocate, shuffle, gangpreempt, gangreclaim\"\ntiers:\n- plugins:\n  - name: capacity\n  - name: tdm\n  - name: drf\n    enableHierarchy: true\n  - name: rescheduling\n    arguments: {interval: 5m}\n",
         );
         let got: Vec<(UnhonouredKind, &str)> = w.iter().map(|x| (x.kind, x.name.as_str())).collect();
-        // Every Volcano action runs; rescheduling's `interval` is accepted without effect.
-        assert_eq!(got, vec![(UnhonouredKind::Plugin, "tdm"), (UnhonouredKind::Argument, "rescheduling.interval")]);
+        // Every Volcano action runs; rescheduling's `interval` is honoured.
+        assert_eq!(got, vec![(UnhonouredKind::Plugin, "tdm")]);
         assert!(w.iter().all(|x| x.strict));
+        // An `interval` that is not a positive duration is warned about and read as 5m.
+        let w = check("actions: \"shuffle\"\ntiers:\n- plugins:\n  - name: rescheduling\n    arguments: {interval: 0s}\n");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].name, "rescheduling.interval");
+        assert!(w[0].message.contains("the default 5m is used"), "{}", w[0].message);
+        assert!(!w[0].strict);
         assert!(check("").is_empty(), "Volcano's default conf is fully honoured");
     }
 }

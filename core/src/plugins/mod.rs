@@ -421,8 +421,8 @@ fn b_predicates<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a>
 fn b_nodeorder<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(nodeorder::NodeOrder::open(s, &o.arguments))
 }
-fn b_rescheduling<'a>(o: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
-    Box::new(rescheduling::Rescheduling::open(&o.arguments))
+fn b_rescheduling<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(rescheduling::Rescheduling::open(s, &o.arguments))
 }
 fn b_pdb<'a>(_: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(pdb::Pdb::open(s))

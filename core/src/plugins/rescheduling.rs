@@ -1,5 +1,6 @@
 //! `rescheduling` (volcano-behaviour.md §3, Volcano `plugins/rescheduling`): registers
-//! `VictimTasks` for the shuffle action ([`crate::actions::shuffle`]) from its strategies.
+//! `VictimTasks` for the shuffle action ([`crate::actions::shuffle`]) from its strategies, at
+//! most once per `interval`.
 //!
 //! Arguments: `strategies`, a list of `{name, params}`; the only strategy Volcano has is
 //! `lowNodeUtilization` (also the default when `strategies` is absent), with `params`
@@ -13,13 +14,30 @@
 //! comes off both. The priority is the task's (its PriorityClass value, as Volcano's admission
 //! writes into `spec.priority`).
 //!
+//! **`interval`** (a Go duration, default `5m`): the strategies run in a session only when they
+//! never ran before or when their last run plus `interval` is strictly before the session's
+//! "now" (Volcano `util.IsToBeExecuted("reschedulingFns", interval)` at session open); in
+//! another session the plugin offers no victims, so shuffle evicts nothing. The core keeps no
+//! clock and no memory between cycles: "now" is [`State::now_ms`], the last run is
+//! [`crate::cluster::Cluster::rescheduled_ms`], and a session in which the strategies ran
+//! reports its "now" in [`crate::decision::Decisions::rescheduled_ms`], which the driver
+//! (`basalt simulate`, `basalt replay`, `basalt scheduler`) applies as
+//! [`crate::cluster::Delta::Rescheduled`] after the cycle. A cycle without a clock
+//! ([`crate::CycleOptions::now_ms`] = 0) cannot tell whether the interval has passed: there the
+//! strategies run in every session, as they did before `interval` was honoured, and nothing is
+//! recorded.
+//!
 //! Where Basalt differs, deliberately:
 //! - **Utilization** is the pods' requests on the node over its allocatable (the session's
 //!   `used`), not measured usage: Basalt reads no metrics source, so `metricsPeriod` has no
 //!   effect.
-//! - **`interval`** (Volcano: 5m, the strategies run at most once per interval of wall-clock
-//!   time) has no effect: the core has no clock, so the strategies run in **every** session that
-//!   has the shuffle action. Run shuffle in a separate conf, or accept per-cycle evictions.
+//! - **`interval`** must be a positive duration: a value that is not one (unparsable, not a
+//!   string, `"0s"` or negative) is warned about and read as `5m`. Volcano takes an unparsable
+//!   string as `5m` too (a value that is not a string fails its type assertion), but `"0s"` (or
+//!   a negative value) as "every session"; in Basalt a small positive value such as `"1s"` does
+//!   that (sessions run at least a schedule period apart).
+//!   The last run is remembered per cluster copy (Volcano: per process), so a restarted
+//!   `basalt scheduler` may run the strategies at once, as a restarted Volcano does.
 //! - Volcano reads `thresholds` keys `cpu`, `memory` and `pod` but measures only cpu and memory;
 //!   Basalt reads `cpu` and `memory`. `thresholdPriorityClassName` and `nodeFit` are accepted;
 //!   Volcano's strategy reads neither. Pod QoS is BestEffort or not (Burstable and Guaranteed
@@ -34,8 +52,7 @@ use crate::session::State;
 /// The arguments rescheduling reads.
 pub const ARGS: &[ArgSpec] = &[
     ArgSpec::new("strategies", ArgKind::Yaml, "[lowNodeUtilization]"),
-    ArgSpec::new("interval", ArgKind::Str, "5m")
-        .ignored("the core has no clock: the strategies run in every session that runs shuffle"),
+    ArgSpec::new("interval", ArgKind::Duration, "5m"),
     ArgSpec::new("metricsPeriod", ArgKind::Str, "5m")
         .ignored("Basalt reads no node metrics: utilization is the pods' requests over allocatable"),
 ];
@@ -55,9 +72,29 @@ impl Default for LowNodeUtilization {
     }
 }
 
-/// The rescheduling plugin: its `lowNodeUtilization` strategies.
+/// Volcano's default `interval`: 5 minutes, in nanoseconds.
+pub const DEFAULT_INTERVAL_NS: i64 = 5 * 60 * 1_000_000_000;
+
+const NS_PER_MS: i128 = 1_000_000;
+
+/// Whether the strategies run in a session at `now_ms` (ms since the Unix epoch, 0 = no clock)
+/// when they last ran at `last_ms` (`None`: never), `interval_ns` apart (Volcano
+/// `util.IsToBeExecuted`: never ran, or last + interval strictly before now). Without a clock
+/// (`now_ms` ≤ 0) they run every session.
+pub fn due(last_ms: Option<i64>, interval_ns: i64, now_ms: i64) -> bool {
+    match last_ms {
+        _ if now_ms <= 0 => true,
+        None => true,
+        Some(last) => i128::from(last) * NS_PER_MS + i128::from(interval_ns) < i128::from(now_ms) * NS_PER_MS,
+    }
+}
+
+/// The rescheduling plugin: its `lowNodeUtilization` strategies and whether they run in this
+/// session.
 pub struct Rescheduling {
     strategies: Vec<LowNodeUtilization>,
+    interval_ns: i64,
+    due: bool,
 }
 
 fn percentages(v: Option<&serde_yaml::Value>, into: &mut [f64; 2]) {
@@ -70,10 +107,21 @@ fn percentages(v: Option<&serde_yaml::Value>, into: &mut [f64; 2]) {
 }
 
 impl Rescheduling {
-    /// Reads `strategies` from `args` (absent or not a list ⇒ one default `lowNodeUtilization`).
-    pub fn open(args: &Arguments) -> Self {
+    /// Opens the plugin for session `s`: reads `interval` from `args` (not a positive Go
+    /// duration ⇒ [`DEFAULT_INTERVAL_NS`]) and decides with [`due`] from the cluster's last run
+    /// ([`crate::cluster::Cluster::rescheduled_ms`]) and [`State::now_ms`] whether the
+    /// strategies run this session; then reads the strategies ([`Rescheduling::strategies_of`]).
+    pub fn open(s: &State<'_>, args: &Arguments) -> Self {
+        let interval_ns = args.duration_ns("interval").unwrap_or(DEFAULT_INTERVAL_NS);
+        let due = due(s.cluster.rescheduled_ms(), interval_ns, s.now_ms);
+        Rescheduling { strategies: Self::strategies_of(args), interval_ns, due }
+    }
+
+    /// Reads `strategies` from `args` (absent or not a list ⇒ one default `lowNodeUtilization`;
+    /// entries of another name are left out).
+    pub fn strategies_of(args: &Arguments) -> Vec<LowNodeUtilization> {
         let Some(list) = args.0.get("strategies").and_then(|v| v.as_sequence()) else {
-            return Rescheduling { strategies: vec![LowNodeUtilization::default()] };
+            return vec![LowNodeUtilization::default()];
         };
         let mut strategies = Vec::new();
         for st in list {
@@ -86,12 +134,22 @@ impl Rescheduling {
             percentages(params.and_then(|p| p.get("targetThresholds")), &mut c.target_thresholds);
             strategies.push(c);
         }
-        Rescheduling { strategies }
+        strategies
     }
 
     /// The strategies read.
     pub fn strategies(&self) -> &[LowNodeUtilization] {
         &self.strategies
+    }
+
+    /// The `interval` in force, nanoseconds.
+    pub fn interval_ns(&self) -> i64 {
+        self.interval_ns
+    }
+
+    /// Whether the strategies run in this session.
+    pub fn is_due(&self) -> bool {
+        self.due
     }
 }
 
@@ -166,8 +224,19 @@ plugin_impl! {
             "rescheduling"
         }
         fn victim_tasks(&self, s: &State<'a>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) {
+            // Not due: Volcano registers no VictimTasks function this session; an empty list
+            // is the same under the union rule (volcano-behaviour.md §1.5).
+            if !self.due {
+                return;
+            }
             for c in &self.strategies {
                 low_node_utilization(s, c, candidates, out);
+            }
+        }
+        fn on_close(&mut self, s: &mut State<'a>) {
+            // Volcano records the run at open; the session's one "now" makes close the same.
+            if self.due && s.now_ms > 0 {
+                s.rescheduled_ms = Some(s.now_ms);
             }
         }
     }

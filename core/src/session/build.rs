@@ -126,6 +126,7 @@ pub(super) fn build<'a>(
         events: Vec::new(),
         queue_shares: Vec::new(),
         preemption: Default::default(),
+        rescheduled_ms: None,
         unready_jobs: Vec::new(),
         affinity_tasks: col(arena, kept.map(|k| &k.affinity_tasks[..]), &l.affinity_tasks),
         affinity_index: None,

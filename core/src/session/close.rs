@@ -126,6 +126,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         unready_jobs: s.unready_jobs.clone(),
         events: s.events.clone(),
         preemption: s.preemption.clone(),
+        rescheduled_ms: s.rescheduled_ms,
         ..Default::default()
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {

@@ -75,6 +75,9 @@ pub struct State<'a> {
     pub queue_shares: Vec<crate::decision::QueueShare>,
     /// The eviction actions' counters for Volcano's preemption metrics.
     pub preemption: crate::decision::PreemptionStats,
+    /// Set by the `rescheduling` plugin's close when its strategies ran this session
+    /// ([`Decisions::rescheduled_ms`]).
+    pub rescheduled_ms: Option<i64>,
     /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
     pub affinity_tasks: &'a [TaskIdx],
     /// Label and term indexes for inter-pod affinity (present when `affinity_tasks` is not

@@ -332,8 +332,12 @@ impl Scheduler {
     /// does not make yet, e.g. evictions): evictions first (Statement commit order), then the
     /// binds (each assumed on the mirror), the pending pods' conditions, PodGroup statuses,
     /// PodGroup events and Queue `status.allocated`. Ids in `d` that the mirror no longer has
-    /// are skipped.
+    /// are skipped. A cycle in which the `rescheduling` strategies ran is remembered on the
+    /// mirror ([`Mirror::note_rescheduled`]), so their `interval` counts from it.
     pub fn apply_decisions(&mut self, d: &Decisions, out: &dyn Outputs, summary: &mut CycleSummary) {
+        if let Some(at_ms) = d.rescheduled_ms {
+            self.mirror.note_rescheduled(at_ms);
+        }
         // Evictions first (Statement commit order): events on the pod and its PodGroup, then
         // the conditions and the delete (volcano-behaviour.md §1.6).
         for e in &d.evictions {
@@ -587,7 +591,7 @@ pub fn set_pod_group_status(obj: &mut serde_json::Value, s: &PodGroupStatus) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use basalt_core::cluster::PodGroupId;
+    use basalt_core::cluster::{Delta, PodGroupId};
     use basalt_core::decision::{Pipelined, PodCondition};
     use basalt_core::model::{PodGroupCondition, PodGroupPhase};
     use k8s_openapi::api::core::v1 as k8s;
@@ -689,6 +693,37 @@ mod tests {
         sch.apply_decisions(&cycle(true), &out, &mut summary);
         assert_eq!(out.conditions(), vec![], "the watch shows what was written");
         assert_eq!(summary.nominated, 1);
+    }
+
+    /// The rescheduling plugin's last run (volcano-behaviour.md §3, `interval`) reaches the
+    /// mirror through its journal, so the flight recorder keeps it and the next cycle sees it.
+    #[test]
+    fn rescheduling_time_is_kept_on_the_mirror_and_journaled() {
+        let mut m = Mirror::new(vec!["volcano".into()], vec![]);
+        m.set_journal(true);
+        m.handle(WatchEvent::Apply(node("n1")));
+        let mut sch = Scheduler::new(m, 0, 0);
+        sch.mirror.take_journal();
+        let out = Kept::default();
+        sch.apply_decisions(&Decisions::default(), &out, &mut CycleSummary::default());
+        assert_eq!(sch.mirror.cluster.rescheduled_ms(), None);
+        assert!(sch.mirror.take_journal().is_empty());
+        let d = Decisions { rescheduled_ms: Some(1_700_000_000_000), ..Decisions::default() };
+        sch.apply_decisions(&d, &out, &mut CycleSummary::default());
+        assert_eq!(sch.mirror.cluster.rescheduled_ms(), Some(1_700_000_000_000));
+        assert_eq!(sch.mirror.take_journal(), vec![Delta::Rescheduled { at_ms: 1_700_000_000_000 }]);
+        // A real cycle on the wall clock: the first runs the strategies and records its time; one
+        // right after is within the default 5m and leaves it.
+        let conf = SchedulerConf::parse("actions: \"shuffle\"\ntiers:\n- plugins:\n  - name: rescheduling\n").unwrap().0;
+        let mut m = Mirror::new(vec!["volcano".into()], vec![]);
+        m.handle(WatchEvent::Apply(node("n1")));
+        let mut sch = Scheduler::new(m, 0, 0);
+        let before = epoch_ms();
+        sch.run_cycle(&conf, &out);
+        let first = sch.mirror.cluster.rescheduled_ms().expect("the first cycle runs the strategies");
+        assert!(first >= before, "recorded at the cycle's start: {first} < {before}");
+        sch.run_cycle(&conf, &out);
+        assert_eq!(sch.mirror.cluster.rescheduled_ms(), Some(first));
     }
 
     #[test]

@@ -260,6 +260,16 @@ impl Mirror {
         self.cluster.apply(d)
     }
 
+    /// Remembers that the `rescheduling` plugin's strategies ran in the cycle at `at_ms` (ms
+    /// since the Unix epoch; the cycle's [`basalt_core::decision::Decisions::rescheduled_ms`]),
+    /// as [`Delta::Rescheduled`] through the journal, so the flight recorder and a re-run see
+    /// it. Cannot fail: the cluster refuses no such delta.
+    pub fn note_rescheduled(&mut self, at_ms: i64) {
+        if let Err(e) = self.put(Delta::Rescheduled { at_ms }) {
+            tracing::error!("cluster copy refused the rescheduling time: {e}");
+        }
+    }
+
     /// Whether every kind has completed its first list.
     pub fn synced(&self) -> bool {
         self.synced.iter().all(|s| *s)

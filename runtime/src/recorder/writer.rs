@@ -85,7 +85,8 @@ fn unix_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]).
+/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]), the rescheduling
+/// plugin's last run ([`Cluster::rescheduled_ms`]) included when there is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
     out.extend(c.priority_classes().map(|p| Delta::PriorityClass(p.clone())));
@@ -93,6 +94,9 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(c.nodes().map(|(_, n)| Delta::Node(n.spec.clone())));
     out.extend(c.pod_groups().map(|(_, g)| Delta::PodGroup(g.spec.clone())));
     out.extend(c.pods().map(|(_, p)| Delta::Pod(p.spec.clone())));
+    out.extend(c.disruption_budgets().map(|b| Delta::PodDisruptionBudget(b.clone())));
+    out.extend(c.resource_quotas().map(|q| Delta::ResourceQuota(q.clone())));
+    out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }
 
@@ -356,4 +360,64 @@ pub fn segment_files(dir: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_core::model::{IntOrPercent, NodeSpec, PodDisruptionBudgetSpec, QueueSpec, ResourceQuotaSpec};
+
+    fn cluster() -> Cluster {
+        let mut c = Cluster::new();
+        c.apply(Delta::Queue(QueueSpec { name: "q".into(), weight: 1, ..Default::default() })).unwrap();
+        c.apply(Delta::Node(NodeSpec { name: "n1".into(), ready: true, ..Default::default() })).unwrap();
+        c
+    }
+
+    /// The rescheduling plugin's last run is part of the cluster copy a segment starts from, so
+    /// a re-run from that segment alone decides its `interval` as the live cycle did.
+    #[test]
+    fn checkpoint_holds_the_rescheduling_time() {
+        let mut c = cluster();
+        let none = checkpoint(&c);
+        assert!(!none.iter().any(|d| matches!(d, Delta::Rescheduled { .. })), "never ran: nothing to record");
+        c.apply(Delta::Rescheduled { at_ms: 1_700_000_000_000 }).unwrap();
+        c.apply(Delta::Rescheduled { at_ms: 1_700_000_400_000 }).unwrap();
+        let got = checkpoint(&c);
+        assert_eq!(got.len(), none.len() + 1);
+        assert_eq!(got.last(), Some(&Delta::Rescheduled { at_ms: 1_700_000_400_000 }), "the last run only");
+        let mut copy = Cluster::new();
+        for d in got {
+            copy.apply(d).unwrap();
+        }
+        assert_eq!(copy.rescheduled_ms(), Some(1_700_000_400_000));
+        assert_eq!(copy.counts(), c.counts());
+    }
+
+    /// The objects sessions read directly (the `pdb` and `resourcequota` plugins) are part of
+    /// the checkpoint too: a segment that starts from it decides with the same budgets and quotas.
+    #[test]
+    fn checkpoint_holds_budgets_and_quotas() {
+        let mut c = cluster();
+        let budget = PodDisruptionBudgetSpec {
+            namespace: "ns".into(),
+            name: "web".into(),
+            min_available: Some(IntOrPercent::Int(1)),
+            ..Default::default()
+        };
+        let quota = ResourceQuotaSpec {
+            namespace: "ns".into(),
+            name: "gpus".into(),
+            hard: [("cpu".to_string(), 4000)].into_iter().collect(),
+            ..Default::default()
+        };
+        c.apply(Delta::PodDisruptionBudget(budget.clone())).unwrap();
+        c.apply(Delta::ResourceQuota(quota.clone())).unwrap();
+        let mut copy = Cluster::new();
+        for d in checkpoint(&c) {
+            copy.apply(d).unwrap();
+        }
+        assert_eq!(copy.disruption_budgets().cloned().collect::<Vec<_>>(), vec![budget]);
+        assert_eq!(copy.resource_quotas().cloned().collect::<Vec<_>>(), vec![quota]);
+    }
 }

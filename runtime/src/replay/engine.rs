@@ -407,6 +407,10 @@ impl<'w> Engine<'w> {
                 }
             }
         }
+        // The rescheduling strategies ran this cycle: their interval counts from now.
+        if let Some(at_ms) = d.rescheduled_ms {
+            deltas.push(Delta::Rescheduled { at_ms });
+        }
         for (g, reason) in &d.skipped {
             let Some(rec) = self.cluster.pod_group(*g) else { continue };
             let key = (rec.spec.namespace.clone(), rec.spec.name.clone());

@@ -291,9 +291,10 @@ impl Simulator {
 /// were already terminating before this cycle are deleted (the kubelet finished them); evicted
 /// pods start terminating (deletion timestamp and `DisruptionTarget`, as Volcano's evict writes
 /// them; volcano-behaviour.md §1.6); a pod pipelined where victims were evicted for it gets
-/// `status.nominatedNodeName`; PodGroups take their new phase and conditions. A bound pod is
-/// scheduled at `now_ms` (its `start_ms`; left as it was when `now_ms` is 0). All ids are
-/// resolved before anything changes.
+/// `status.nominatedNodeName`; PodGroups take their new phase and conditions; a cycle in which
+/// the `rescheduling` strategies ran leaves [`Delta::Rescheduled`] (last), so their `interval`
+/// counts from it. A bound pod is scheduled at `now_ms` (its `start_ms`; left as it was when
+/// `now_ms` is 0). All ids are resolved before anything changes.
 pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
     let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
     for (_, p) in cluster.pods() {
@@ -339,6 +340,9 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
             spec.conditions = s.conditions.clone();
             out.push(Delta::PodGroup(spec));
         }
+    }
+    if let Some(at_ms) = d.rescheduled_ms {
+        out.push(Delta::Rescheduled { at_ms });
     }
     out
 }
@@ -516,6 +520,19 @@ mod tests {
             c.apply(delta).unwrap();
         }
         assert!(c.pod_id("ns", "b").is_none(), "a terminating pod is gone a cycle later");
+    }
+
+    /// A cycle in which the rescheduling strategies ran leaves its time on the cluster, so the
+    /// next cycles count their `interval` from it (volcano-behaviour.md §3).
+    #[test]
+    fn rescheduling_time_becomes_a_delta() {
+        let mut c = cluster();
+        assert!(!deltas_for(&c, &Decisions::default(), 5).iter().any(|d| matches!(d, Delta::Rescheduled { .. })));
+        let d = Decisions { rescheduled_ms: Some(1_700_000_000_000), ..Default::default() };
+        for delta in deltas_for(&c, &d, 1_700_000_000_000) {
+            c.apply(delta).unwrap();
+        }
+        assert_eq!(c.rescheduled_ms(), Some(1_700_000_000_000));
     }
 
     #[test]
