@@ -24,9 +24,9 @@
 //! topology. Basalt has no HyperNodes (network-topology-aware is not implemented), so every job
 //! has one domain, the whole cluster, and `maxDomains` (always ≥ 1) changes no decision; the
 //! sub-job nominations Volcano hands to allocate for HyperNode placement do not arise.
-//! Differences kept on purpose: a victim job's gang preemptability is its pods'
-//! `volcano.sh/preemptable` (Basalt's PodGroup table keeps the resolved annotation, default
-//! false, and cannot tell it unset, where Volcano then allows the job); gangreclaim's
+//! A victim job's gang preemptability is its PodGroup's `volcano.sh/preemptable` (annotation,
+//! else label; unset allows it), and each victim pod must be preemptable itself, as for preempt
+//! and reclaim. Difference kept on purpose: gangreclaim's
 //! `Preemptive(queue, pending)` asks the plugins about each pending task and needs every answer
 //! true (Basalt's Preemptive takes one task).
 
@@ -136,14 +136,18 @@ pub fn pending_for_eviction(ssn: &Session<'_>, j: JobIdx) -> Vec<TaskIdx> {
 }
 
 /// Whether running task `v` is a candidate victim for job `j` of queue `q` (Volcano's
-/// `selectDomainBundles` filters). gangpreempt: Bound or Running, preemptable, of another job of
-/// the same queue whose priority is strictly lower; gangreclaim: Running, preemptable, of a job
-/// in another queue that is reclaimable.
+/// `selectDomainBundles` filters): a preemptable pod of a job whose PodGroup does not say
+/// `volcano.sh/preemptable: false`; gangpreempt: Bound or Running, of another job of the same
+/// queue whose priority is strictly lower; gangreclaim: Running, of a job in another queue that
+/// is reclaimable.
 pub fn candidate(s: &State<'_>, kind: EvictionKind, q: QueueIdx, j: JobIdx, v: TaskIdx) -> bool {
     if !s.tasks.rec[v.ix()].spec.preemptable {
         return false;
     }
     let Some(vj) = s.tasks.job_of(v) else { return false };
+    if s.jobs.rec[vj.ix()].spec.preemptable == Some(false) {
+        return false;
+    }
     let vq = s.jobs.queue[vj.ix()];
     let st = s.tasks.status[v.ix()];
     match kind {

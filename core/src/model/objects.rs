@@ -237,8 +237,11 @@ pub struct PodGroupSpec {
     pub phase: PodGroupPhase,
     /// `status.conditions`.
     pub conditions: Vec<PodGroupCondition>,
-    /// Annotation/label `volcano.sh/preemptable` (jobs default to false).
-    pub preemptable: bool,
+    /// Annotation, else label, `volcano.sh/preemptable`; `None` when neither is set.
+    /// gangpreempt and gangreclaim take a PodGroup that says `false` out of their victims and an
+    /// unset one as preemptable (volcano-behaviour.md §2; Volcano's `JobInfo.Preemptable`
+    /// reads unset as false, and no other Basalt decision reads it).
+    pub preemptable: Option<bool>,
     /// Annotation `sla-waiting-time` (a Go duration such as `1h2m3s`), in nanoseconds: how long
     /// the job may wait before the `sla` plugin admits it (volcano-behaviour.md §3 sla). `None`
     /// when unset; the runtime refuses a value that is not a positive duration.

@@ -125,7 +125,7 @@ fn group(i: usize, g: &GroupIn) -> PodGroupSpec {
             _ => PodGroupPhase::Completed,
         },
         conditions: Vec::new(),
-        preemptable: g.preemptable,
+        preemptable: Some(g.preemptable),
         // sla waiting time and task-topology buckets: not generated (their plugins have
         // scenario and property tests).
         ..PodGroupSpec::default()

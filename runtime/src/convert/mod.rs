@@ -96,11 +96,17 @@ pub(crate) fn parse_go_bool(s: &str) -> Option<bool> {
 /// Volcano's `volcano.sh/preemptable` lookup: the annotation if present, else the label; a
 /// value that is not a Go bool means false; absent from both means `default`.
 pub(crate) fn preemptable(meta: &ObjectMeta, default: bool) -> bool {
+    preemptable_set(meta).unwrap_or(default)
+}
+
+/// `volcano.sh/preemptable` from the annotation, else the label (a value that is not a Go bool
+/// reads as false); `None` when neither is set.
+pub(crate) fn preemptable_set(meta: &ObjectMeta) -> Option<bool> {
     const KEY: &str = "volcano.sh/preemptable";
     let from = |m: &Option<std::collections::BTreeMap<String, String>>| {
         m.as_ref().and_then(|m| m.get(KEY)).map(|v| parse_go_bool(v).unwrap_or(false))
     };
-    from(&meta.annotations).or_else(|| from(&meta.labels)).unwrap_or(default)
+    from(&meta.annotations).or_else(|| from(&meta.labels))
 }
 
 #[cfg(test)]

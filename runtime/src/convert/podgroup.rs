@@ -1,7 +1,7 @@
 //! Volcano `PodGroup` → [`PodGroupSpec`].
 
 use super::resources::resource_list;
-use super::{creation_ms, namespace, preemptable, required_name, ConvertError, ObjRef};
+use super::{creation_ms, namespace, preemptable_set, required_name, ConvertError, ObjRef};
 use crate::crd;
 use basalt_core::model::{PodGroupCondition, PodGroupPhase, PodGroupSpec, TaskTopology};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -104,7 +104,7 @@ pub fn convert_pod_group(pg: &crd::PodGroup) -> Result<PodGroupSpec, ConvertErro
         min_resources,
         phase,
         conditions,
-        preemptable: preemptable(meta, false),
+        preemptable: preemptable_set(meta),
         sla_waiting_ns,
         task_topology: task_topology(meta),
         namespace: ns,
@@ -128,7 +128,7 @@ mod tests {
             ("default", "default/pg1", 0, "")
         );
         assert_eq!(got.phase, PodGroupPhase::Empty);
-        assert!(!got.preemptable && got.min_resources.is_none());
+        assert!(got.preemptable.is_none() && got.min_resources.is_none());
     }
 
     #[test]
@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(got.phase, PodGroupPhase::Running);
         assert_eq!(got.conditions[0].kind, "Scheduled");
         assert_eq!(got.conditions[0].transition_id, "7");
-        assert!(got.preemptable);
+        assert_eq!(got.preemptable, Some(true));
     }
 
     #[test]
