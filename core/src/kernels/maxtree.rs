@@ -231,15 +231,24 @@ impl MaxTree {
     /// [`MaxTree::extend_window`] and [`MaxTree::kth_nonzero`] read over that range) and
     /// below them.
     pub fn clean_range(&mut self, lo: usize, hi: usize) {
+        // At most two runs per tier; more than the array holds (never for `u32` leaf counts)
+        // falls back to fixing everything, which is exact too.
         let mut runs = [(0usize, 0usize, 0usize); 2 * RIGHT_RUNS + 2];
-        let mut n = 0;
+        let (mut n, mut overflow) = (0, false);
         self.for_each_run(lo, hi, |tier, a, b| {
-            if tier > 0 && n < runs.len() {
-                runs[n] = (tier, a, b);
+            if tier > 0 {
+                match runs.get_mut(n) {
+                    Some(slot) => *slot = (tier, a, b),
+                    None => overflow = true,
+                }
                 n += 1;
             }
-            true
+            !overflow
         });
+        if overflow {
+            self.clean_all();
+            return;
+        }
         for &(tier, a, b) in &runs[..n] {
             for g in a..b {
                 self.clean(tier - 1, g);
