@@ -2,6 +2,8 @@
 //! is not a victim until that long after it was scheduled, measured against the cycle's
 //! `now_ms`; with no "now" the rule is off.
 
+mod support;
+
 use basalt_core::model::*;
 use basalt_core::plugins::REGISTRY;
 use basalt_core::resource::ResourceList;
@@ -14,25 +16,10 @@ const NOW: i64 = 1_700_000_000_000;
 /// Pods `(name, phase, start_ms, cooldown_ms)` on one node.
 fn cluster(pods: &[(&str, PodPhase, i64, Option<i64>)]) -> Cluster {
     let mut c = Cluster::new();
-    c.apply(Delta::Queue(QueueSpec { name: "default".into(), weight: 1, reclaimable: true, ..Default::default() })).unwrap();
+    c.apply(support::default_queue()).unwrap();
     let alloc: ResourceList = [("cpu".to_string(), 64000), ("pods".to_string(), 110)].into_iter().collect();
-    c.apply(Delta::Node(NodeSpec {
-        name: "n1".into(),
-        capacity: alloc.clone(),
-        allocatable: alloc,
-        ready: true,
-        ..Default::default()
-    }))
-    .unwrap();
-    c.apply(Delta::PodGroup(PodGroupSpec {
-        namespace: "ns".into(),
-        name: "pg".into(),
-        min_member: 1,
-        queue: "default".into(),
-        phase: PodGroupPhase::Running,
-        ..Default::default()
-    }))
-    .unwrap();
+    c.apply(support::ready_node("n1", alloc)).unwrap();
+    c.apply(support::running_group("ns", "pg")).unwrap();
     for &(name, phase, start_ms, cooldown_ms) in pods {
         c.apply(Delta::Pod(PodSpec {
             namespace: "ns".into(),

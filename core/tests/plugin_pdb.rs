@@ -3,6 +3,8 @@
 //! one, from its spec; evictions already taken this session count, and undoing them gives the
 //! budget back.
 
+mod support;
+
 use basalt_core::model::*;
 use basalt_core::plugins::REGISTRY;
 use basalt_core::resource::ResourceList;
@@ -18,16 +20,9 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 /// `other-0` (app=web) in namespace `other`.
 fn cluster() -> Cluster {
     let mut c = Cluster::new();
-    c.apply(Delta::Queue(QueueSpec { name: "default".into(), weight: 1, reclaimable: true, ..Default::default() })).unwrap();
+    c.apply(support::default_queue()).unwrap();
     let alloc: ResourceList = [("cpu".to_string(), 64000), ("pods".to_string(), 110)].into_iter().collect();
-    c.apply(Delta::Node(NodeSpec {
-        name: "n1".into(),
-        capacity: alloc.clone(),
-        allocatable: alloc,
-        ready: true,
-        ..Default::default()
-    }))
-    .unwrap();
+    c.apply(support::ready_node("n1", alloc)).unwrap();
     let mut pod = |ns: &str, name: &str, l: Labels| {
         c.apply(Delta::Pod(PodSpec {
             namespace: ns.into(),
@@ -49,15 +44,7 @@ fn cluster() -> Cluster {
     pod("ns", "bare", Labels::new());
     pod("other", "other-0", labels(&[("app", "web")]));
     for ns in ["ns", "other"] {
-        c.apply(Delta::PodGroup(PodGroupSpec {
-            namespace: ns.into(),
-            name: "pg".into(),
-            min_member: 1,
-            queue: "default".into(),
-            phase: PodGroupPhase::Running,
-            ..Default::default()
-        }))
-        .unwrap();
+        c.apply(support::running_group(ns, "pg")).unwrap();
     }
     c
 }

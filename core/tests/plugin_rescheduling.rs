@@ -5,6 +5,8 @@
 //! it once the driver applies `Delta::Rescheduled`. A cycle without a clock runs them every
 //! time and records nothing.
 
+mod support;
+
 use basalt_core::model::*;
 use basalt_core::resource::ResourceList;
 use basalt_core::{run_cycle, Cluster, CycleOptions, Decisions, Delta, SchedulerConf};
@@ -20,26 +22,11 @@ fn res(cpu: i64, mem: i64) -> ResourceList {
 /// n1 is high and n2 low, so every run of the strategy evicts from n1.
 fn cluster() -> Cluster {
     let mut c = Cluster::new();
-    c.apply(Delta::Queue(QueueSpec { name: "default".into(), weight: 1, reclaimable: true, ..Default::default() })).unwrap();
+    c.apply(support::default_queue()).unwrap();
     for n in ["n1", "n2"] {
-        c.apply(Delta::Node(NodeSpec {
-            name: n.into(),
-            capacity: res(4000, 8 << 30),
-            allocatable: res(4000, 8 << 30),
-            ready: true,
-            ..Default::default()
-        }))
-        .unwrap();
+        c.apply(support::ready_node(n, res(4000, 8 << 30))).unwrap();
     }
-    c.apply(Delta::PodGroup(PodGroupSpec {
-        namespace: "ns".into(),
-        name: "pg".into(),
-        min_member: 1,
-        queue: "default".into(),
-        phase: PodGroupPhase::Running,
-        ..Default::default()
-    }))
-    .unwrap();
+    c.apply(support::running_group("ns", "pg")).unwrap();
     for i in 1..=4 {
         c.apply(Delta::Pod(PodSpec {
             namespace: "ns".into(),
