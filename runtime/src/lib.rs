@@ -19,12 +19,14 @@
 //! The core never sees a Kubernetes type: everything goes through `convert`.
 
 pub mod cli;
-pub mod client;
 pub mod controller;
 pub mod convert;
 pub mod crd;
 pub mod live;
 pub mod load;
+pub mod plumbing;
 pub mod recorder;
 pub mod replay;
 pub mod sim;
+
+pub use plumbing::client;

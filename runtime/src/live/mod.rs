@@ -16,9 +16,6 @@
 
 pub mod binder;
 pub mod cycle;
-pub mod duration;
-pub mod leader;
-pub mod limiter;
 pub mod metrics;
 pub mod mirror;
 pub mod outstanding;
@@ -26,3 +23,6 @@ pub mod reload;
 pub mod runner;
 pub mod status;
 pub mod watch;
+
+pub use crate::convert::duration;
+pub use crate::plumbing::{leader, limiter};
