@@ -28,5 +28,3 @@ pub mod plumbing;
 pub mod recorder;
 pub mod replay;
 pub mod sim;
-
-pub use plumbing::client;

@@ -16,7 +16,7 @@ mod support;
 
 use basalt_core::decision::{Decisions, Eviction};
 use basalt_runtime::live::cycle::{CycleSummary, Outputs, Scheduler};
-use basalt_runtime::live::limiter::RateLimiter;
+use basalt_runtime::plumbing::limiter::RateLimiter;
 use basalt_runtime::live::mirror::{BindRequest, Mirror, Object, WatchEvent};
 use basalt_runtime::live::outstanding::BindsOutstanding;
 use basalt_runtime::live::status::{self, Involved, Write, WriteResult, WriterConfig};

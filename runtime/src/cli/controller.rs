@@ -2,7 +2,7 @@
 //! (volcano-behaviour.md §5.5, `cmd/controller-manager/app/options`). Runs the job, PodGroup and
 //! Queue controllers ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
 
-use crate::live::duration::parse_go_duration;
+use crate::convert::duration::parse_go_duration;
 use clap::{ArgAction, Args};
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! Flags Volcano has that Basalt accepts but does not act on are listed by
 //! [`SchedulerArgs::ignored_flags`] and logged once at start; an unknown flag is an error.
 
-use crate::live::duration::parse_go_duration;
+use crate::convert::duration::parse_go_duration;
 use clap::{ArgAction, Args};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -21,7 +21,7 @@ use super::plain_pod::{self, pod_key};
 use super::queue::{worker_of, WorkQueue};
 use super::retry::{api_code, drain, lock};
 use crate::crd::PodGroup;
-use crate::live::limiter::RateLimiter;
+use crate::plumbing::limiter::RateLimiter;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job as BatchJob;

@@ -29,7 +29,7 @@ use super::queue_state::{
 };
 use super::retry::{api_code, drain, lock};
 use crate::crd::{Command, PodGroup, Queue};
-use crate::live::limiter::RateLimiter;
+use crate::plumbing::limiter::RateLimiter;
 use futures::StreamExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::watcher::{self, watcher, Event as WEvent};

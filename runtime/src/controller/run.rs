@@ -16,10 +16,10 @@ use super::queue::WorkQueue;
 use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
 use crate::cli::controller::ControllerArgs;
-use crate::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use crate::plumbing::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
 use crate::crd::{Command, Job, PodGroup};
-use crate::live::leader::{self, Leadership};
-use crate::live::limiter::RateLimiter;
+use crate::plumbing::leader::{self, Leadership};
+use crate::plumbing::limiter::RateLimiter;
 use crate::live::metrics::HealthCheck;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
@@ -48,7 +48,7 @@ const QUEUE_CONTROLLER: &str = "queue-controller";
 
 /// Runs `basalt controller` to completion; returns the exit code.
 pub fn run(args: &ControllerArgs) -> u8 {
-    crate::client::block_on(EXIT_FATAL, run_async(args.clone()))
+    crate::plumbing::client::block_on(EXIT_FATAL, run_async(args.clone()))
 }
 
 /// Counts the watches that finished their first list and wakes the workers when all have.
@@ -160,7 +160,7 @@ async fn run_async(args: ControllerArgs) -> u8 {
                     return EXIT_FATAL;
                 }
             },
-            _ = crate::client::wait_for_signal() => return EXIT_OK,
+            _ = crate::plumbing::client::wait_for_signal() => return EXIT_OK,
         }
     } else {
         Leadership::unelected()
@@ -216,7 +216,7 @@ async fn run_async(args: ControllerArgs) -> u8 {
         "basalt controller started"
     );
     let code = tokio::select! {
-        _ = crate::client::wait_for_signal() => EXIT_OK,
+        _ = crate::plumbing::client::wait_for_signal() => EXIT_OK,
         _ = lost => {
             tracing::error!("lost the leader lease: stopping");
             metrics.set_leader(false);

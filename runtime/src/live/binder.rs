@@ -8,7 +8,7 @@
 //! failure otherwise. Every request ends in exactly one [`BindOutcome`], reported back to the
 //! scheduling loop: Volcano `cache.Bind` / `processBindTask` (volcano-behaviour.md §1.6).
 
-use super::limiter::RateLimiter;
+use crate::plumbing::limiter::RateLimiter;
 use super::mirror::BindRequest;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};

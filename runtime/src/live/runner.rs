@@ -6,8 +6,8 @@
 
 use super::binder::{self, BindOutcome, BinderConfig};
 use super::cycle::{Input, Outputs, Scheduler};
-use super::leader::{self, Leadership};
-use super::limiter::RateLimiter;
+use crate::plumbing::leader::{self, Leadership};
+use crate::plumbing::limiter::RateLimiter;
 use super::metrics::{ApiWriteKind, HealthCheck, Metrics, QueueMetrics, QueueResources, ScheduleResult, SchedulingStage};
 use super::mirror::{BindRequest, Mirror};
 use super::outstanding::BindsOutstanding;
@@ -15,7 +15,7 @@ use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
 use super::watch::{self, WatchStats};
 use crate::cli::scheduler::SchedulerArgs;
-use crate::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use crate::plumbing::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
 use crate::crd;
 use basalt_core::conf::SchedulerConf;
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
@@ -36,11 +36,11 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// How long in-flight binds may take to finish after a stop signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Builds the client config from `--kubeconfig` and `--master` ([`crate::client::client_config`]).
+/// Builds the client config from `--kubeconfig` and `--master` ([`crate::plumbing::client::client_config`]).
 ///
 /// Errors: a message naming the file or the failing source.
 pub async fn client_config(args: &SchedulerArgs) -> Result<Config, String> {
-    crate::client::client_config(&args.kubeconfig, &args.master).await
+    crate::plumbing::client::client_config(&args.kubeconfig, &args.master).await
 }
 
 /// Creates Queue `name` with `weight` 1 and `reclaimable` as given when it does not exist.
@@ -194,7 +194,7 @@ pub fn scheduling_loop(mut s: Scheduler, rx: Receiver<Input>, out: &dyn Outputs,
 
 /// Runs `basalt scheduler` to completion; returns the exit code.
 pub fn run(args: &SchedulerArgs) -> u8 {
-    crate::client::block_on(EXIT_FATAL, run_async(args.clone()))
+    crate::plumbing::client::block_on(EXIT_FATAL, run_async(args.clone()))
 }
 
 async fn run_async(args: SchedulerArgs) -> u8 {
@@ -437,7 +437,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let mut code = EXIT_OK;
     let joined = tokio::select! {
         j = &mut joined => j,
-        _ = crate::client::wait_for_signal() => {
+        _ = crate::plumbing::client::wait_for_signal() => {
             tracing::info!("stopping: no new cycles; waiting for binds in flight");
             stop.store(true, Ordering::Relaxed);
             joined.await

@@ -20,7 +20,7 @@
 //! [`pod_group_waits`]. Every write ends in one
 //! [`WriteResult`].
 
-use super::limiter::RateLimiter;
+use crate::plumbing::limiter::RateLimiter;
 use super::outstanding::BindsOutstanding;
 use crate::crd;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference, Pod};

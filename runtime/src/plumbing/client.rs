@@ -6,7 +6,7 @@
 //! scheduler's `--kube-api-qps` is 2000, the controller's 50; their Leases and listen addresses
 //! differ too).
 
-use crate::live::leader::LeaderConfig;
+use crate::plumbing::leader::LeaderConfig;
 use crate::live::metrics::{serve_encoded, serve_healthz, HealthCheck, HttpServer};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
