@@ -8,6 +8,7 @@
 //! * [`reload`]: the scheduler conf, re-read when its file (or ConfigMap volume) changes;
 //! * [`metrics`]: Volcano's `volcano_*` scheduler metrics and Basalt's own, served on
 //!   `/metrics`, with `/healthz`;
+//! * [`options`]: the settings it runs with, built by [`crate::cli`] from the flags;
 //! * [`runner`]: the process: client, startup queues, threads, signals.
 //!
 //! The scheduling loop runs on its own thread (the core is synchronous and uses rayon); the
@@ -17,6 +18,7 @@ pub mod binder;
 pub mod cycle;
 pub mod metrics;
 pub mod mirror;
+pub mod options;
 pub mod outstanding;
 pub mod reload;
 pub mod runner;
