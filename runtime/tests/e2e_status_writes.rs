@@ -16,10 +16,10 @@ mod support;
 
 use basalt_core::decision::{Decisions, Eviction};
 use basalt_runtime::live::cycle::{CycleSummary, Outputs, Scheduler};
-use basalt_runtime::live::limiter::RateLimiter;
 use basalt_runtime::live::mirror::{BindRequest, Mirror, Object, WatchEvent};
 use basalt_runtime::live::outstanding::BindsOutstanding;
 use basalt_runtime::live::status::{self, Involved, Write, WriteResult, WriterConfig};
+use basalt_runtime::plumbing::limiter::RateLimiter;
 use e2e::SCHEDULER_USER;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};

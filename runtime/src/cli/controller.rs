@@ -2,7 +2,9 @@
 //! (volcano-behaviour.md §5.5, `cmd/controller-manager/app/options`). Runs the job, PodGroup and
 //! Queue controllers ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
 
-use crate::live::duration::parse_go_duration;
+use crate::controller::options::ControllerOptions;
+use crate::controller::run::{self as runner, JOB_CONTROLLER, PG_CONTROLLER, QUEUE_CONTROLLER};
+use crate::convert::duration::parse_go_duration;
 use clap::{ArgAction, Args};
 use std::time::Duration;
 
@@ -140,6 +142,50 @@ impl ControllerArgs {
         }
         items.iter().any(|i| *i == name || *i == "*")
     }
+}
+
+impl ControllerArgs {
+    /// The controller-manager's plain settings from these flags (`--controllers` resolved).
+    pub fn options(&self) -> ControllerOptions {
+        ControllerOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            master: self.master.clone(),
+            kube_api_qps: self.kube_api_qps,
+            kube_api_burst: self.kube_api_burst,
+            worker_threads: self.worker_threads,
+            max_requeue_num: self.max_requeue_num,
+            scheduler_names: self.scheduler_names.clone(),
+            controllers: self.controllers.clone(),
+            job_controller: self.controller_enabled(JOB_CONTROLLER),
+            pg_controller: self.controller_enabled(PG_CONTROLLER),
+            queue_controller: self.controller_enabled(QUEUE_CONTROLLER),
+            leader_elect: self.leader_elect,
+            leader_elect_lease_duration: self.leader_elect_lease_duration,
+            leader_elect_renew_deadline: self.leader_elect_renew_deadline,
+            leader_elect_retry_period: self.leader_elect_retry_period,
+            leader_elect_resource_lock: self.leader_elect_resource_lock.clone(),
+            leader_elect_resource_name: self.leader_elect_resource_name.clone(),
+            leader_elect_resource_namespace: self.leader_elect_resource_namespace.clone(),
+            listen_address: self.listen_address.clone(),
+            enable_metrics: self.enable_metrics,
+            healthz_address: self.healthz_address.clone(),
+            enable_healthz: self.enable_healthz,
+            inherit_owner_annotations: self.inherit_owner_annotations,
+            worker_threads_for_podgroup: self.worker_threads_for_podgroup,
+            worker_threads_for_queue: self.worker_threads_for_queue,
+        }
+    }
+}
+
+/// Runs `basalt controller`: checks the flags ([`ControllerArgs::validate`], exit 2 naming the
+/// flag) and runs the controllers ([`crate::controller::run::run`]) with the options; returns
+/// the exit code.
+pub fn run(args: &ControllerArgs) -> u8 {
+    if let Err(e) = args.validate() {
+        eprintln!("error: {e}");
+        return runner::EXIT_BAD_INPUT;
+    }
+    runner::run(&args.options())
 }
 
 #[cfg(test)]

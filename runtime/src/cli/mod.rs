@@ -61,9 +61,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Simulate(args) => ExitCode::from(simulate::run(&args)),
         Command::Replay(args) => ExitCode::from(replay::run(&args)),
         Command::Bench(args) => ExitCode::from(bench::run(&args)),
-        Command::Scheduler(args) => ExitCode::from(crate::live::runner::run(&args)),
+        Command::Scheduler(args) => ExitCode::from(scheduler::run(&args)),
         Command::Explain(args) => ExitCode::from(recording::explain(&args)),
-        Command::Controller(args) => ExitCode::from(crate::controller::run::run(&args)),
+        Command::Controller(args) => ExitCode::from(controller::run(&args)),
     }
 }
 

@@ -6,7 +6,9 @@
 //! Flags Volcano has that Basalt accepts but does not act on are listed by
 //! [`SchedulerArgs::ignored_flags`] and logged once at start; an unknown flag is an error.
 
-use crate::live::duration::parse_go_duration;
+use crate::convert::duration::parse_go_duration;
+use crate::live::options::SchedulerOptions;
+use crate::live::runner;
 use clap::{ArgAction, Args};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -261,6 +263,46 @@ impl SchedulerArgs {
             .collect()
     }
 
+    /// The live scheduler's plain settings from these flags, with `node_selector` already
+    /// parsed ([`SchedulerArgs::node_selector_pairs`]).
+    pub fn options(&self, node_selector: Vec<(String, String)>) -> SchedulerOptions {
+        SchedulerOptions {
+            scheduler_names: self.scheduler_names.clone(),
+            conf_path: self.conf_path(),
+            schedule_period: self.schedule_period,
+            default_queue: self.default_queue.clone(),
+            kubeconfig: self.kubeconfig.clone(),
+            master: self.master.clone(),
+            kube_api_qps: self.kube_api_qps,
+            kube_api_burst: self.kube_api_burst,
+            leader_elect: self.leader_elect,
+            leader_elect_lease_duration: self.leader_elect_lease_duration,
+            leader_elect_renew_deadline: self.leader_elect_renew_deadline,
+            leader_elect_retry_period: self.leader_elect_retry_period,
+            leader_elect_resource_lock: self.leader_elect_resource_lock.clone(),
+            leader_elect_resource_name: self.leader_elect_resource_name.clone(),
+            lease_namespace: self.lease_namespace(),
+            listen_address: self.listen_address.clone(),
+            enable_metrics: self.enable_metrics,
+            healthz_address: self.healthz_address.clone(),
+            enable_healthz: self.enable_healthz,
+            node_selector,
+            percentage_nodes_to_find: self.percentage_nodes_to_find,
+            minimum_feasible_nodes: self.minimum_feasible_nodes,
+            minimum_percentage_nodes_to_find: self.minimum_percentage_nodes_to_find,
+            resource_sync_timeout: self.resource_sync_timeout,
+            seed: self.seed,
+            bind_workers: self.bind_workers,
+            api_timeout: self.api_timeout,
+            watch_timeout: self.watch_timeout,
+            max_cycles: self.max_cycles,
+            strict: self.strict,
+            record: self.record.clone(),
+            record_segment_bytes: self.record_segment_bytes,
+            record_max_bytes: self.record_max_bytes,
+        }
+    }
+
     /// The `tracing` filter for `--v` (klog levels 0–3 → info, 4 → debug, 5+ → trace).
     pub fn log_filter(&self) -> &'static str {
         match self.verbosity {
@@ -269,6 +311,23 @@ impl SchedulerArgs {
             _ => "trace",
         }
     }
+}
+
+/// Runs `basalt scheduler`: logs the flags accepted without effect, parses `--node-selector`
+/// (exit 2 naming a bad entry) and runs the live scheduler ([`crate::live::runner::run`]) with
+/// the options; returns the exit code.
+pub fn run(args: &SchedulerArgs) -> u8 {
+    for f in args.ignored_flags() {
+        tracing::warn!("flag {f} is accepted for compatibility with vc-scheduler and has no effect in Basalt");
+    }
+    let node_selector = match args.node_selector_pairs() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return runner::EXIT_BAD_INPUT;
+        }
+    };
+    runner::run(&args.options(node_selector))
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub struct SimulateArgs {
 
 /// `--schedule-period`: a Go duration of at least 1 ms.
 fn schedule_period(s: &str) -> Result<std::time::Duration, String> {
-    let d = crate::live::duration::parse_go_duration(s)?;
+    let d = crate::convert::duration::parse_go_duration(s)?;
     if d < std::time::Duration::from_millis(1) {
         return Err(format!("{s:?}: must be at least 1ms"));
     }

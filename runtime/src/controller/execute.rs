@@ -14,7 +14,7 @@ use super::reconcile::{self, Begin};
 use super::request::{Event, Request};
 use super::state::Op;
 use crate::crd::{Job, JobStatus, PodGroup};
-use crate::live::limiter::RateLimiter;
+use crate::plumbing::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};

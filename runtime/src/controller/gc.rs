@@ -11,7 +11,7 @@ use super::cache::Cache;
 use super::metrics::ControllerMetrics;
 use super::state::phase_of;
 use crate::crd::Job;
-use crate::live::limiter::RateLimiter;
+use crate::plumbing::limiter::RateLimiter;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, Preconditions, PropagationPolicy};
 use kube::Client;

@@ -16,15 +16,18 @@
 //!
 //! The API side: [`execute`] (one request against the server), [`gc`] (TTL deletion),
 //! [`pg_controller`] (PodGroups for plain pods), [`queue_controller`] (Queue states and
-//! Commands), [`retry`] (their worker loop), [`metrics`], and [`run`] (the process).
+//! Commands), [`command`] (taking a Command before acting on it), [`retry`] (their worker loop), [`metrics`], [`options`] (the settings, built by [`crate::cli`]),
+//! and [`run`] (the process).
 
 pub mod build;
 pub mod cache;
+pub mod command;
 pub mod defaults;
 pub mod execute;
 pub mod gc;
 pub mod keys;
 pub mod metrics;
+pub mod options;
 pub mod pg_controller;
 pub mod plain_pod;
 pub mod plan;

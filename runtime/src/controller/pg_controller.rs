@@ -21,14 +21,13 @@ use super::plain_pod::{self, pod_key};
 use super::queue::{worker_of, WorkQueue};
 use super::retry::{api_code, drain, lock};
 use crate::crd::PodGroup;
-use crate::live::limiter::RateLimiter;
-use futures::StreamExt;
+use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::watch::{self, WatchStats};
 use k8s_openapi::api::apps::v1::{DaemonSet, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job as BatchJob;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::runtime::watcher::{self, watcher, Event as WEvent};
-use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event as WEvent};
 use kube::Client;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -95,10 +94,10 @@ impl PgController {
     async fn watch_pods(self: Arc<Self>, scheduler: String) {
         let api: Api<Pod> = Api::all(self.client.clone());
         let cfg = watcher::Config::default().fields(&format!("spec.schedulerName={scheduler}"));
-        let mut s = watcher(api, cfg).default_backoff().boxed();
-        while let Some(ev) = s.next().await {
+        let what = format!("Pod (schedulerName {scheduler})");
+        watch::run(&what, watch::stream(api, cfg), &WatchStats::default(), |ev| {
             match ev {
-                Ok(WEvent::Apply(p) | WEvent::InitApply(p)) => {
+                WEvent::Apply(p) | WEvent::InitApply(p) => {
                     let key = pod_key(&p);
                     let wants = plain_pod::wants_group(&p, &self.cfg.scheduler_names);
                     lock(&self.pods).insert(key.clone(), p);
@@ -106,37 +105,34 @@ impl PgController {
                         self.enqueue(key);
                     }
                 }
-                Ok(WEvent::Delete(p)) => {
+                WEvent::Delete(p) => {
                     lock(&self.pods).remove(&pod_key(&p));
                 }
-                Ok(_) => {}
-                Err(e) => tracing::warn!("Pod watch (schedulerName {scheduler}) failed (retrying with backoff): {e}"),
+                _ => {}
             }
-        }
+            std::future::ready(true)
+        })
+        .await
     }
 
     async fn watch_groups(self: Arc<Self>) {
         let api: Api<PodGroup> = Api::all(self.client.clone());
-        let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
-        while let Some(ev) = s.next().await {
-            let key = |g: &PodGroup| {
-                format!(
-                    "{}/{}",
-                    g.metadata.namespace.as_deref().unwrap_or_default(),
-                    g.metadata.name.as_deref().unwrap_or_default()
-                )
-            };
+        let key = |g: &PodGroup| {
+            format!("{}/{}", g.metadata.namespace.as_deref().unwrap_or_default(), g.metadata.name.as_deref().unwrap_or_default())
+        };
+        watch::run("PodGroup", watch::stream(api, watcher::Config::default()), &WatchStats::default(), |ev| {
             match ev {
-                Ok(WEvent::Apply(g) | WEvent::InitApply(g)) => {
+                WEvent::Apply(g) | WEvent::InitApply(g) => {
                     lock(&self.groups).insert(key(&g));
                 }
-                Ok(WEvent::Delete(g)) => {
+                WEvent::Delete(g) => {
                     lock(&self.groups).remove(&key(&g));
                 }
-                Ok(_) => {}
-                Err(e) => tracing::warn!("PodGroup watch failed (retrying with backoff): {e}"),
+                _ => {}
             }
-        }
+            std::future::ready(true)
+        })
+        .await
     }
 
     async fn worker(self: Arc<Self>, w: usize) {

@@ -83,7 +83,7 @@ fn decide(job: &Job, at: String, p: &LifecyclePolicy, task_level: bool) -> Resul
     let action = Action::parse(&text).ok_or_else(|| PolicyError::BadAction { job: key.clone(), at: at.clone(), action: text })?;
     let delay = match p.timeout.as_deref() {
         None | Some("") => None,
-        Some(t) => Some(crate::live::duration::parse_go_duration(t).map_err(|reason| PolicyError::BadTimeout {
+        Some(t) => Some(crate::convert::duration::parse_go_duration(t).map_err(|reason| PolicyError::BadTimeout {
             job: key,
             at,
             timeout: t.to_string(),

@@ -29,11 +29,10 @@ use super::queue_state::{
 };
 use super::retry::{api_code, drain, lock};
 use crate::crd::{Command, PodGroup, Queue};
-use crate::live::limiter::RateLimiter;
-use futures::StreamExt;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kube::runtime::watcher::{self, watcher, Event as WEvent};
-use kube::runtime::WatchStreamExt;
+use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::watch::{self, WatchStats};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::watcher::{self, Event as WEvent};
 use kube::Client;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -162,10 +161,9 @@ impl QueueController {
 
     async fn watch_queues(self: Arc<Self>) {
         let api: Api<Queue> = Api::all(self.client.clone());
-        let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
-        while let Some(ev) = s.next().await {
+        watch::run("Queue", watch::stream(api, watcher::Config::default()), &WatchStats::default(), |ev| {
             match ev {
-                Ok(WEvent::Apply(q) | WEvent::InitApply(q)) => {
+                WEvent::Apply(q) | WEvent::InitApply(q) => {
                     let name = q.metadata.name.clone().unwrap_or_default();
                     let state = q.status.as_ref().and_then(|s| s.state.clone());
                     let old = lock(&self.queues).insert(name.clone(), q);
@@ -175,23 +173,23 @@ impl QueueController {
                         self.sync_children(&name);
                     }
                 }
-                Ok(WEvent::Delete(q)) => {
+                WEvent::Delete(q) => {
                     let name = q.metadata.name.as_deref().unwrap_or_default();
                     lock(&self.queues).remove(name);
                     self.metrics.forget_queue(name);
                 }
-                Ok(_) => {}
-                Err(e) => tracing::warn!("Queue watch failed (retrying with backoff): {e}"),
+                _ => {}
             }
-        }
+            std::future::ready(true)
+        })
+        .await
     }
 
     async fn watch_groups(self: Arc<Self>) {
         let api: Api<PodGroup> = Api::all(self.client.clone());
-        let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
-        while let Some(ev) = s.next().await {
+        watch::run("PodGroup", watch::stream(api, watcher::Config::default()), &WatchStats::default(), |ev| {
             match ev {
-                Ok(WEvent::Apply(g) | WEvent::InitApply(g)) => {
+                WEvent::Apply(g) | WEvent::InitApply(g) => {
                     let (key, view) = group_view(&g);
                     let old = lock(&self.groups).insert(key, view.clone());
                     if old.as_ref() != Some(&view) {
@@ -201,52 +199,45 @@ impl QueueController {
                         self.enqueue(QueueRequest::sync(&view.queue));
                     }
                 }
-                Ok(WEvent::Delete(g)) => {
+                WEvent::Delete(g) => {
                     let (key, view) = group_view(&g);
                     lock(&self.groups).remove(&key);
                     self.enqueue(QueueRequest::sync(&view.queue));
                 }
-                Ok(_) => {}
-                Err(e) => tracing::warn!("PodGroup watch failed (retrying with backoff): {e}"),
+                _ => {}
             }
-        }
+            std::future::ready(true)
+        })
+        .await
     }
 
     /// Commands whose target is a Queue: deleted, then queued as the queue action they name.
     /// A Command naming another action is left for other controllers (and logged).
     async fn watch_commands(self: Arc<Self>) {
         let api: Api<Command> = Api::all(self.client.clone());
-        let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
-        while let Some(ev) = s.next().await {
-            let cmd = match ev {
-                Ok(WEvent::Apply(c) | WEvent::InitApply(c)) => c,
-                Ok(_) => continue,
-                Err(e) => {
-                    tracing::warn!("Command watch failed (retrying with backoff): {e}");
-                    continue;
-                }
-            };
-            let Some(target) = cmd.spec.target.as_ref().filter(|t| t.kind == "Queue") else { continue };
-            let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { continue };
-            let text = cmd.spec.action.clone().unwrap_or_default();
-            let Some(action) = QueueAction::from_command(&text) else {
-                tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not OpenQueue or CloseQueue; ignored");
-                continue;
-            };
-            let capi: Api<Command> = Api::namespaced(self.client.clone(), &ns);
-            self.limiter.acquire().await;
-            self.metrics.record_api("delete_command");
-            match capi.delete(&name, &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(e) if api_code(&e) == Some(404) => continue,
-                Err(e) => {
-                    tracing::warn!(command = %format!("{ns}/{name}"), "deleting Command {ns}/{name}: {e}");
-                    continue;
-                }
-            }
-            tracing::info!(queue = %target.name, "Command {ns}/{name}: {text}");
-            self.enqueue(QueueRequest { queue: target.name.clone(), action, origin: Origin::Command });
+        let stats = WatchStats::default();
+        watch::run("Command", watch::stream(api, watcher::Config::default()), &stats, |ev| self.clone().command(ev)).await
+    }
+
+    /// One Command watch event (see [`Self::watch_commands`]); always goes on.
+    async fn command(self: Arc<Self>, ev: WEvent<Command>) -> bool {
+        let cmd = match ev {
+            WEvent::Apply(c) | WEvent::InitApply(c) => c,
+            _ => return true,
+        };
+        let Some(target) = cmd.spec.target.as_ref().filter(|t| t.kind == "Queue") else { return true };
+        let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { return true };
+        let text = cmd.spec.action.clone().unwrap_or_default();
+        let Some(action) = QueueAction::from_command(&text) else {
+            tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not OpenQueue or CloseQueue; ignored");
+            return true;
+        };
+        if !super::command::take(&self.client, &self.limiter, &self.metrics, &ns, &name).await {
+            return true;
         }
+        tracing::info!(queue = %target.name, "Command {ns}/{name}: {text}");
+        self.enqueue(QueueRequest { queue: target.name.clone(), action, origin: Origin::Command });
+        true
     }
 
     async fn worker(self: Arc<Self>, w: usize) {

@@ -271,6 +271,13 @@ impl Request {
     }
 }
 
+/// A request shows as its job's key, `namespace/name` (as the worker logs it).
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.job_name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,8 @@
-//! The worker loop the PodGroup and Queue controllers share (client-go's `processNextWorkItem`
+//! The worker loop the job, PodGroup and Queue controllers share (client-go's `processNextWorkItem`
 //! as Volcano's controllers use it): take the next item of the worker's [`WorkQueue`], handle
 //! it, then forget it, or re-add it after its backoff until it has failed `--max-requeue-num`
-//! times (−1: forever), when it is dropped with a warning. Plus two small helpers both use.
+//! times (−1: forever), when it is dropped with a warning ([`drain`]) or handed to the caller
+//! ([`drain_with`]: the job controller's workers terminate the job). Plus two small helpers.
 
 use super::metrics::ControllerMetrics;
 use super::queue::WorkQueue;
@@ -10,12 +11,35 @@ use std::future::Future;
 use std::hash::Hash;
 use std::sync::{Mutex, MutexGuard};
 
-/// Drains `q` forever with `handle`; `what` names the item kind in logs (`pod`, `queue`).
-pub async fn drain<T, F, Fut>(q: WorkQueue<T>, max_requeue: i32, metrics: &ControllerMetrics, what: &'static str, mut handle: F)
+/// Drains `q` forever with `handle`; `what` names the item kind in logs (`pod`, `queue`). An
+/// item that failed `max_requeue` times is forgotten and dropped with a warning.
+pub async fn drain<T, F, Fut, E>(q: WorkQueue<T>, max_requeue: i32, metrics: &ControllerMetrics, what: &'static str, handle: F)
 where
     T: Clone + Eq + Hash + Send + Display + 'static,
     F: FnMut(T) -> Fut,
-    Fut: Future<Output = Result<(), String>>,
+    Fut: Future<Output = Result<(), E>>,
+    E: Display,
+{
+    let give_up = |item: T, e: E, n: u32| tracing::warn!("{what} {item}: {e}; retried {n} times (--max-requeue-num): dropped");
+    drain_with(q, max_requeue, metrics, what, handle, give_up).await
+}
+
+/// [`drain`], with `give_up(item, error, failures)` called instead of the warning once an item
+/// has failed `max_requeue` times (after it is forgotten): the job controller terminates the
+/// job there (Volcano's `processNextReq`).
+pub async fn drain_with<T, F, Fut, E, G>(
+    q: WorkQueue<T>,
+    max_requeue: i32,
+    metrics: &ControllerMetrics,
+    what: &'static str,
+    mut handle: F,
+    mut give_up: G,
+) where
+    T: Clone + Eq + Hash + Send + Display + 'static,
+    F: FnMut(T) -> Fut,
+    Fut: Future<Output = Result<(), E>>,
+    E: Display,
+    G: FnMut(T, E, u32),
 {
     loop {
         let item = q.next().await;
@@ -25,8 +49,8 @@ where
                 metrics.record_error();
                 let n = q.failures(&item);
                 if max_requeue >= 0 && n >= max_requeue as u32 {
-                    tracing::warn!("{what} {item}: {e}; retried {n} times (--max-requeue-num): dropped");
                     q.forget(&item);
+                    give_up(item, e, n);
                 } else {
                     tracing::debug!("{what} {item}: {e}; retrying");
                     q.add_rate_limited(item);

@@ -8,24 +8,24 @@
 //! SIGTERM/SIGINT or when leadership is lost.
 
 use super::cache::Cache;
-use super::execute::{process, Context};
+use super::execute::{process, Context, ExecError};
 use super::gc::TtlCollector;
 use super::metrics::ControllerMetrics;
+use super::options::ControllerOptions;
 use super::pg_controller::{PgConfig, PgController};
 use super::queue::WorkQueue;
 use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
-use crate::cli::controller::ControllerArgs;
-use crate::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use super::retry::drain_with;
 use crate::crd::{Command, Job, PodGroup};
-use crate::live::leader::{self, Leadership};
-use crate::live::limiter::RateLimiter;
-use crate::live::metrics::HealthCheck;
-use futures::StreamExt;
+use crate::plumbing::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use crate::plumbing::http::HealthCheck;
+use crate::plumbing::leader::{self, Leadership};
+use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::watch::{self, WatchStats};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, DeleteParams};
-use kube::runtime::watcher::{self, watcher, Event as WEvent};
-use kube::runtime::WatchStreamExt;
+use kube::api::Api;
+use kube::runtime::watcher::{self, Event as WEvent};
 use kube::Client;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,14 +41,17 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 
 /// The watches a worker waits for before its first request.
 const WATCHES: usize = 4;
+/// `--controllers` name of the job controller (Volcano's).
+pub const JOB_CONTROLLER: &str = "job-controller";
 /// `--controllers` name of the PodGroup controller (Volcano's).
-const PG_CONTROLLER: &str = "pg-controller";
+pub const PG_CONTROLLER: &str = "pg-controller";
 /// `--controllers` name of the Queue controller (Volcano's).
-const QUEUE_CONTROLLER: &str = "queue-controller";
+pub const QUEUE_CONTROLLER: &str = "queue-controller";
 
-/// Runs `basalt controller` to completion; returns the exit code.
-pub fn run(args: &ControllerArgs) -> u8 {
-    crate::client::block_on(EXIT_FATAL, run_async(args.clone()))
+/// Runs `basalt controller` to completion with options the command line checked
+/// ([`crate::cli::controller::ControllerArgs::validate`]); returns the exit code.
+pub fn run(args: &ControllerOptions) -> u8 {
+    crate::plumbing::client::block_on(EXIT_FATAL, run_async(args.clone()))
 }
 
 /// Counts the watches that finished their first list and wakes the workers when all have.
@@ -74,17 +77,13 @@ impl Synced {
     }
 }
 
-async fn run_async(args: ControllerArgs) -> u8 {
-    if let Err(e) = args.validate() {
-        eprintln!("error: {e}");
-        return EXIT_BAD_INPUT;
-    }
-    let run_jobs = args.controller_enabled("job-controller");
-    let run_pg = args.controller_enabled(PG_CONTROLLER);
-    let run_queues = args.controller_enabled(QUEUE_CONTROLLER);
+async fn run_async(args: ControllerOptions) -> u8 {
+    let run_jobs = args.job_controller;
+    let run_pg = args.pg_controller;
+    let run_queues = args.queue_controller;
     if !(run_jobs || run_pg || run_queues) {
         eprintln!(
-            "error: --controllers {:?} enables none of job-controller, {PG_CONTROLLER}, {QUEUE_CONTROLLER} (the controllers Basalt implements)",
+            "error: --controllers {:?} enables none of {JOB_CONTROLLER}, {PG_CONTROLLER}, {QUEUE_CONTROLLER} (the controllers Basalt implements)",
             args.controllers
         );
         return EXIT_BAD_INPUT;
@@ -160,7 +159,7 @@ async fn run_async(args: ControllerArgs) -> u8 {
                     return EXIT_FATAL;
                 }
             },
-            _ = crate::client::wait_for_signal() => return EXIT_OK,
+            _ = crate::plumbing::client::wait_for_signal() => return EXIT_OK,
         }
     } else {
         Leadership::unelected()
@@ -216,7 +215,7 @@ async fn run_async(args: ControllerArgs) -> u8 {
         "basalt controller started"
     );
     let code = tokio::select! {
-        _ = crate::client::wait_for_signal() => EXIT_OK,
+        _ = crate::plumbing::client::wait_for_signal() => EXIT_OK,
         _ = lost => {
             tracing::error!("lost the leader lease: stopping");
             metrics.set_leader(false);
@@ -235,35 +234,28 @@ async fn run_async(args: ControllerArgs) -> u8 {
 async fn worker(ctx: Arc<Context>, w: usize, synced: Arc<Synced>) {
     synced.wait(WATCHES).await;
     let q = ctx.queues[w].clone();
-    loop {
-        let r = q.next().await;
-        match process(&ctx, &r).await {
-            Ok(()) => q.forget(&r),
-            Err(e) => {
-                ctx.metrics.record_error();
-                let n = q.failures(&r);
-                if ctx.max_requeue >= 0 && n >= ctx.max_requeue as u32 {
-                    tracing::warn!(job = %r.key(), "{e}; retried {n} times (--max-requeue-num): terminating the job");
-                    q.forget(&r);
-                    let mut t = Request::job(&r.namespace, &r.job_name, Event::OutOfSync);
-                    t.action = Some(Action::TerminateJob);
-                    q.add(t);
-                } else {
-                    tracing::debug!(job = %r.key(), "{e}; retrying");
-                    q.add_rate_limited(r);
-                }
-            }
-        }
-    }
+    let give_up = |r: Request, e: ExecError, n: u32| {
+        tracing::warn!(job = %r.key(), "{e}; retried {n} times (--max-requeue-num): terminating the job");
+        let mut t = Request::job(&r.namespace, &r.job_name, Event::OutOfSync);
+        t.action = Some(Action::TerminateJob);
+        q.add(t);
+    };
+    let handle = |r: Request| {
+        let ctx = ctx.clone();
+        async move { process(&ctx, &r).await }
+    };
+    drain_with(q.clone(), ctx.max_requeue, &ctx.metrics, "job request", handle, give_up).await
 }
 
 async fn watch_jobs(client: Client, ctx: Arc<Context>, ttl: Arc<TtlCollector>, synced: Arc<Synced>) {
     let api: Api<Job> = Api::all(client);
-    let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
     let mut first = true;
-    while let Some(ev) = s.next().await {
+    watch::run("Job", watch::stream(api, watcher::Config::default()), &WatchStats::default(), |ev| {
+        if watch::first_listed(&ev, &mut first) {
+            synced.mark();
+        }
         match ev {
-            Ok(WEvent::Apply(j) | WEvent::InitApply(j)) => {
+            WEvent::Apply(j) | WEvent::InitApply(j) => {
                 ttl.observe(&j);
                 let k = super::cache::key(
                     j.metadata.namespace.as_deref().unwrap_or_default(),
@@ -278,109 +270,88 @@ async fn watch_jobs(client: Client, ctx: Arc<Context>, ttl: Arc<TtlCollector>, s
                     ctx.enqueue(r);
                 }
             }
-            Ok(WEvent::Delete(j)) => ctx.cache.delete_job(&j),
-            Ok(WEvent::InitDone) if first => {
-                first = false;
-                synced.mark();
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!("Job watch failed (retrying with backoff): {e}"),
+            WEvent::Delete(j) => ctx.cache.delete_job(&j),
+            _ => {}
         }
-    }
+        std::future::ready(true)
+    })
+    .await
 }
 
 async fn watch_pods(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) {
     let api: Api<Pod> = Api::all(client);
     let cfg = watcher::Config::default().labels(super::keys::JOB_NAME);
-    let mut s = watcher(api, cfg).default_backoff().boxed();
     let mut first = true;
-    while let Some(ev) = s.next().await {
+    watch::run("Pod", watch::stream(api, cfg), &WatchStats::default(), |ev| {
+        if watch::first_listed(&ev, &mut first) {
+            synced.mark();
+        }
         let r = match ev {
-            Ok(WEvent::Apply(p) | WEvent::InitApply(p)) => ctx.cache.apply_pod(p),
-            Ok(WEvent::Delete(p)) => ctx.cache.delete_pod(&p),
-            Ok(WEvent::InitDone) if first => {
-                first = false;
-                synced.mark();
-                None
-            }
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!("Pod watch failed (retrying with backoff): {e}");
-                None
-            }
+            WEvent::Apply(p) | WEvent::InitApply(p) => ctx.cache.apply_pod(p),
+            WEvent::Delete(p) => ctx.cache.delete_pod(&p),
+            _ => None,
         };
         if let Some(r) = r {
             ctx.enqueue(r);
         }
-    }
+        std::future::ready(true)
+    })
+    .await
 }
 
 async fn watch_pod_groups(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) {
     let api: Api<PodGroup> = Api::all(client);
-    let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
     let mut first = true;
-    while let Some(ev) = s.next().await {
+    watch::run("PodGroup", watch::stream(api, watcher::Config::default()), &WatchStats::default(), |ev| {
+        if watch::first_listed(&ev, &mut first) {
+            synced.mark();
+        }
         let r = match ev {
-            Ok(WEvent::Apply(p) | WEvent::InitApply(p)) => ctx.cache.apply_pod_group(p),
-            Ok(WEvent::Delete(p)) => ctx.cache.delete_pod_group(&p),
-            Ok(WEvent::InitDone) if first => {
-                first = false;
-                synced.mark();
-                None
-            }
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!("PodGroup watch failed (retrying with backoff): {e}");
-                None
-            }
+            WEvent::Apply(p) | WEvent::InitApply(p) => ctx.cache.apply_pod_group(p),
+            WEvent::Delete(p) => ctx.cache.delete_pod_group(&p),
+            _ => None,
         };
         if let Some(r) = r {
             ctx.enqueue(r);
         }
-    }
+        std::future::ready(true)
+    })
+    .await
 }
 
 /// Commands naming a Job: deleted first (so each is acted on once), then queued as a
 /// `CommandIssued` request with the Command's action. Commands for other kinds are left alone.
 async fn watch_commands(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) {
     let api: Api<Command> = Api::all(client.clone());
-    let mut s = watcher(api, watcher::Config::default()).default_backoff().boxed();
     let mut first = true;
-    while let Some(ev) = s.next().await {
-        let cmd = match ev {
-            Ok(WEvent::Apply(c) | WEvent::InitApply(c)) => c,
-            Ok(WEvent::InitDone) if first => {
-                first = false;
-                synced.mark();
-                continue;
-            }
-            Ok(_) => continue,
-            Err(e) => {
-                tracing::warn!("Command watch failed (retrying with backoff): {e}");
-                continue;
-            }
-        };
-        let Some(target) = cmd.spec.target.as_ref().filter(|t| t.kind == "Job") else { continue };
-        let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { continue };
-        let text = cmd.spec.action.clone().unwrap_or_default();
-        let Some(action) = Action::parse(&text) else {
-            tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not a Volcano action; ignored");
-            continue;
-        };
-        let capi: Api<Command> = Api::namespaced(client.clone(), &ns);
-        ctx.limiter.acquire().await;
-        ctx.metrics.record_api("delete_command");
-        match capi.delete(&name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => continue,
-            Err(e) => {
-                tracing::warn!(command = %format!("{ns}/{name}"), "deleting Command: {e}");
-                continue;
-            }
+    watch::run("Command", watch::stream(api, watcher::Config::default()), &WatchStats::default(), |ev| {
+        if watch::first_listed(&ev, &mut first) {
+            synced.mark();
         }
-        let mut r = Request::job(&ns, &target.name, Event::CommandIssued);
-        r.action = Some(action);
-        r.job_uid = Some(target.uid.clone()).filter(|u| !u.is_empty());
-        ctx.enqueue(r);
+        job_command(client.clone(), ctx.clone(), ev)
+    })
+    .await
+}
+
+/// One Command watch event of the job controller (see [`watch_commands`]); always goes on.
+async fn job_command(client: Client, ctx: Arc<Context>, ev: WEvent<Command>) -> bool {
+    let cmd = match ev {
+        WEvent::Apply(c) | WEvent::InitApply(c) => c,
+        _ => return true,
+    };
+    let Some(target) = cmd.spec.target.as_ref().filter(|t| t.kind == "Job") else { return true };
+    let (Some(ns), Some(name)) = (cmd.metadata.namespace.clone(), cmd.metadata.name.clone()) else { return true };
+    let text = cmd.spec.action.clone().unwrap_or_default();
+    let Some(action) = Action::parse(&text) else {
+        tracing::warn!(command = %format!("{ns}/{name}"), "Command {ns}/{name}: action {text:?} is not a Volcano action; ignored");
+        return true;
+    };
+    if !super::command::take(&client, &ctx.limiter, &ctx.metrics, &ns, &name).await {
+        return true;
     }
+    let mut r = Request::job(&ns, &target.name, Event::CommandIssued);
+    r.action = Some(action);
+    r.job_uid = Some(target.uid.clone()).filter(|u| !u.is_empty());
+    ctx.enqueue(r);
+    true
 }

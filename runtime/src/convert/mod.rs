@@ -8,6 +8,7 @@
 
 mod affinity;
 pub mod disruption;
+pub mod duration;
 pub mod node;
 pub mod pod;
 pub mod podgroup;

@@ -208,7 +208,7 @@ fn cooldown_ms(
         Some(v) => ("metadata.labels", v),
         None => ("metadata.annotations", annotations.get(COOLDOWN_TIME_KEY)?),
     };
-    match crate::live::duration::parse_go_duration(v) {
+    match crate::convert::duration::parse_go_duration(v) {
         Ok(d) => Some(d.as_millis().min(i64::MAX as u128) as i64),
         Err(e) => {
             tracing::warn!(pod = key, field = %format!("{field}[{COOLDOWN_TIME_KEY}]"), "{e}; cooldown protection off for this pod");

@@ -8,8 +8,8 @@
 //! failure otherwise. Every request ends in exactly one [`BindOutcome`], reported back to the
 //! scheduling loop: Volcano `cache.Bind` / `processBindTask` (volcano-behaviour.md §1.6).
 
-use super::limiter::RateLimiter;
 use super::mirror::BindRequest;
+use crate::plumbing::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 use kube::Client;

@@ -18,6 +18,7 @@ use super::metrics::{PluginPhase, TaskStage};
 use super::mirror::{BindRequest, Key, Mirror, Object, PodScheduled, WatchEvent};
 use super::status::{self, Involved, Write, WriteResult};
 use crate::convert::resources::{amount, format_list};
+use crate::recorder::cycle_recorder::CycleRecorder;
 use basalt_core::cluster::{NodeId, PodId};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::{Decisions, PodGroupStatus, PreemptionStats, QueueShare};
@@ -100,14 +101,6 @@ const BIND_TRACK_LIMIT: Duration = Duration::from_secs(600);
 /// Milliseconds since the Unix epoch, now (wall clock, as `creationTimestamp`).
 fn epoch_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
-
-/// Sees every cycle's input and decisions (the flight recorder, [`crate::recorder`]).
-pub trait CycleRecorder: Send + std::fmt::Debug {
-    /// Called once per cycle, after the core decided and before the decisions are applied:
-    /// `mirror` is the cluster the cycle read (its journal holds the deltas applied since the
-    /// previous call), `conf` and `opts` what the cycle ran with.
-    fn cycle(&mut self, mirror: &mut Mirror, conf: &SchedulerConf, opts: &CycleOptions, decisions: &Decisions);
 }
 
 /// The live scheduler's state between cycles.
@@ -314,7 +307,7 @@ impl Scheduler {
             }
         });
         if let Some(r) = self.recorder.as_mut() {
-            r.cycle(&mut self.mirror, conf, &opts, &decisions);
+            r.cycle(self.mirror.take_journal(), &self.mirror.cluster, conf, &opts, &decisions);
         }
         self.apply_decisions(&decisions, out, &mut summary);
         summary.assumed = self.mirror.assumed().len();

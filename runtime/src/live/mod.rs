@@ -3,12 +3,12 @@
 //! * [`watch`]: kube-rs watchers of Nodes, Pods, PodGroups, Queues and PriorityClasses;
 //! * [`mirror`]: watch events → core deltas on the cluster copy, with assumed binds and relists;
 //! * [`cycle`]: one scheduling cycle on the mirror and the API work its decisions make;
-//! * [`binder`] and [`status`]: that API work, asynchronous, rate-limited ([`limiter`]) and
-//!   retried; [`outstanding`] counts the binds that events and reporting updates wait for;
-//! * [`leader`]: leader election on a `coordination.k8s.io/v1` Lease, client-go's algorithm;
+//! * [`binder`] and [`status`]: that API work, asynchronous, rate-limited and
+//!   retried (under [`crate::plumbing::limiter`]); [`outstanding`] counts the binds that events and reporting updates wait for;
 //! * [`reload`]: the scheduler conf, re-read when its file (or ConfigMap volume) changes;
 //! * [`metrics`]: Volcano's `volcano_*` scheduler metrics and Basalt's own, served on
 //!   `/metrics`, with `/healthz`;
+//! * [`options`]: the settings it runs with, built by [`crate::cli`] from the flags;
 //! * [`runner`]: the process: client, startup queues, threads, signals.
 //!
 //! The scheduling loop runs on its own thread (the core is synchronous and uses rayon); the
@@ -16,11 +16,9 @@
 
 pub mod binder;
 pub mod cycle;
-pub mod duration;
-pub mod leader;
-pub mod limiter;
 pub mod metrics;
 pub mod mirror;
+pub mod options;
 pub mod outstanding;
 pub mod reload;
 pub mod runner;

@@ -118,7 +118,7 @@ impl ConfWatcher {
     /// [`ConfWatcher::start`] with `check` run on every conf read from the file before it is
     /// used (the built-in default is not checked): a first conf it refuses is an error, a
     /// reloaded one is refused like an invalid one (logged and counted, the last good conf
-    /// kept). `basalt scheduler --strict` passes [`crate::sim::strict_check`].
+    /// kept). `basalt scheduler --strict` passes [`crate::conf_check::strict_check`].
     ///
     /// Errors: as [`ConfWatcher::start`], or `check`'s message for the first conf.
     pub fn start_checked(
@@ -364,7 +364,7 @@ mod tests {
     /// is taken.
     #[test]
     fn a_checked_conf_is_refused_at_start_and_on_reload() {
-        let check = |c: &SchedulerConf, p: &Path| crate::sim::strict_check(c, &format!("conf {}", p.display()));
+        let check = |c: &SchedulerConf, p: &Path| crate::conf_check::strict_check(c, &format!("conf {}", p.display()));
         let d = tempdir("strict");
         let f = d.join("volcano-scheduler.conf");
         let unimplemented = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: tdm\n";

@@ -6,17 +6,19 @@
 
 use super::binder::{self, BindOutcome, BinderConfig};
 use super::cycle::{Input, Outputs, Scheduler};
-use super::leader::{self, Leadership};
-use super::limiter::RateLimiter;
-use super::metrics::{ApiWriteKind, HealthCheck, Metrics, QueueMetrics, QueueResources, ScheduleResult, SchedulingStage};
+use super::metrics::{ApiWriteKind, Metrics, QueueMetrics, QueueResources, ScheduleResult, SchedulingStage};
 use super::mirror::{BindRequest, Mirror};
+use super::options::SchedulerOptions;
 use super::outstanding::BindsOutstanding;
 use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
-use super::watch::{self, WatchStats};
-use crate::cli::scheduler::SchedulerArgs;
-use crate::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use super::watch;
 use crate::crd;
+use crate::plumbing::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use crate::plumbing::http::HealthCheck;
+use crate::plumbing::leader::{self, Leadership};
+use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::watch::WatchStats;
 use basalt_core::conf::SchedulerConf;
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
 use kube::api::{Api, ObjectMeta, PostParams};
@@ -36,11 +38,11 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// How long in-flight binds may take to finish after a stop signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Builds the client config from `--kubeconfig` and `--master` ([`crate::client::client_config`]).
+/// Builds the client config from `--kubeconfig` and `--master` ([`crate::plumbing::client::client_config`]).
 ///
 /// Errors: a message naming the file or the failing source.
-pub async fn client_config(args: &SchedulerArgs) -> Result<Config, String> {
-    crate::client::client_config(&args.kubeconfig, &args.master).await
+pub async fn client_config(args: &SchedulerOptions) -> Result<Config, String> {
+    crate::plumbing::client::client_config(&args.kubeconfig, &args.master).await
 }
 
 /// Creates Queue `name` with `weight` 1 and `reclaimable` as given when it does not exist.
@@ -193,21 +195,11 @@ pub fn scheduling_loop(mut s: Scheduler, rx: Receiver<Input>, out: &dyn Outputs,
 }
 
 /// Runs `basalt scheduler` to completion; returns the exit code.
-pub fn run(args: &SchedulerArgs) -> u8 {
-    crate::client::block_on(EXIT_FATAL, run_async(args.clone()))
+pub fn run(args: &SchedulerOptions) -> u8 {
+    crate::plumbing::client::block_on(EXIT_FATAL, run_async(args.clone()))
 }
 
-async fn run_async(args: SchedulerArgs) -> u8 {
-    for f in args.ignored_flags() {
-        tracing::warn!("flag {f} is accepted for compatibility with vc-scheduler and has no effect in Basalt");
-    }
-    let node_selector = match args.node_selector_pairs() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
+async fn run_async(args: SchedulerOptions) -> u8 {
     let identity = match leader::default_identity() {
         Ok(i) => i,
         Err(e) => {
@@ -218,7 +210,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let election = ElectionFlags {
         elect: args.leader_elect,
         resource_lock: &args.leader_elect_resource_lock,
-        namespace: args.lease_namespace(),
+        namespace: args.lease_namespace.clone(),
         name: if args.leader_elect_resource_name.is_empty() {
             leader::lease_name(&args.scheduler_names)
         } else {
@@ -243,14 +235,14 @@ async fn run_async(args: SchedulerArgs) -> u8 {
         let check = move |c: &SchedulerConf, p: &std::path::Path| {
             let what = format!("conf {}", p.display());
             if strict {
-                return crate::sim::strict_check(c, &what);
+                return crate::conf_check::strict_check(c, &what);
             }
-            for n in crate::sim::NotHonouredReport::of(c, None) {
+            for n in crate::conf_check::NotHonouredReport::of(c, None) {
                 tracing::warn!(file = %p.display(), "not honoured: {}", n.message);
             }
             Ok(())
         };
-        match ConfWatcher::start_checked(args.conf_path(), check, move |c: &mut SchedulerConf| apply_options(c, &a)) {
+        match ConfWatcher::start_checked(args.conf_path.clone(), check, move |c: &mut SchedulerConf| apply_options(c, &a)) {
             Ok(w) => Arc::new(w),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -344,7 +336,8 @@ async fn run_async(args: SchedulerArgs) -> u8 {
 
     let stop = Arc::new(AtomicBool::new(false));
     let cycle_base = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)) << 20;
-    let mut scheduler = Scheduler::new(Mirror::new(args.scheduler_names.clone(), node_selector), args.seed, cycle_base);
+    let mut scheduler =
+        Scheduler::new(Mirror::new(args.scheduler_names.clone(), args.node_selector.clone()), args.seed, cycle_base);
     if let Some(dir) = &args.record {
         let cfg = crate::recorder::writer::RecorderConfig {
             dir: dir.clone(),
@@ -437,7 +430,7 @@ async fn run_async(args: SchedulerArgs) -> u8 {
     let mut code = EXIT_OK;
     let joined = tokio::select! {
         j = &mut joined => j,
-        _ = crate::client::wait_for_signal() => {
+        _ = crate::plumbing::client::wait_for_signal() => {
             tracing::info!("stopping: no new cycles; waiting for binds in flight");
             stop.store(true, Ordering::Relaxed);
             joined.await
@@ -533,7 +526,7 @@ fn queue_metrics(q: &basalt_core::decision::QueueShare) -> QueueMetrics {
 }
 
 /// Applies the scheduler flags that live in the conf's options.
-pub fn apply_options(c: &mut SchedulerConf, a: &SchedulerArgs) {
+pub fn apply_options(c: &mut SchedulerConf, a: &SchedulerOptions) {
     let o = &mut c.options;
     if let Some(v) = a.percentage_nodes_to_find {
         o.percentage_nodes_to_find = v;

@@ -20,9 +20,9 @@
 //! [`pod_group_waits`]. Every write ends in one
 //! [`WriteResult`].
 
-use super::limiter::RateLimiter;
 use super::outstanding::BindsOutstanding;
 use crate::crd;
+use crate::plumbing::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};

@@ -1,4 +1,4 @@
-//! Watches: one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses,
+//! Watches (on the generic loop of [`crate::plumbing::watch`]): one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses,
 //! PodDisruptionBudgets, ResourceQuotas), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
 //! watchers relist on their own after a `410 Gone` or a broken stream (kube-rs `watcher`, with
 //! its default exponential backoff on errors), and a relist arrives as `Init … InitDone`, which
@@ -6,28 +6,16 @@
 
 use super::mirror::{Kind, Object, WatchEvent};
 use crate::crd;
-use futures::StreamExt;
+use crate::plumbing;
+use crate::plumbing::watch::WatchStats;
 use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, ApiResource, DynamicObject};
-use kube::runtime::watcher::{self, watcher, Event};
-use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use kube::Client;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
-
-/// Counters of the watch streams.
-#[derive(Debug, Default)]
-pub struct WatchStats {
-    /// Events delivered.
-    pub events: AtomicU64,
-    /// Stream errors (each followed by a backoff and a retry).
-    pub errors: AtomicU64,
-    /// Relists started (the first list included).
-    pub relists: AtomicU64,
-}
 
 fn tag(kind: Kind, ev: Event<Object>) -> WatchEvent {
     match ev {
@@ -43,24 +31,7 @@ async fn drive<K, S>(kind: Kind, stream: S, wrap: fn(K) -> Object, send: Sender,
 where
     S: futures::Stream<Item = Result<Event<K>, watcher::Error>>,
 {
-    futures::pin_mut!(stream);
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(ev) => {
-                stats.events.fetch_add(1, Ordering::Relaxed);
-                if matches!(ev, Event::Init) {
-                    stats.relists.fetch_add(1, Ordering::Relaxed);
-                }
-                if !send(tag(kind, ev.map(wrap))) {
-                    return;
-                }
-            }
-            Err(e) => {
-                stats.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(kind = kind.as_str(), "watch failed (retrying with backoff): {e}");
-            }
-        }
-    }
+    plumbing::watch::run(kind.as_str(), stream, &stats, |ev| std::future::ready(send(tag(kind, ev.map(wrap))))).await
 }
 
 /// Where watch events go; returning false stops the watcher.
@@ -84,7 +55,7 @@ fn spawn_typed<K>(
 where
     K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
 {
-    tokio::spawn(drive(kind, watcher(api, config(timeout)).default_backoff(), wrap, send, stats))
+    tokio::spawn(drive(kind, plumbing::watch::stream(api, config(timeout)), wrap, send, stats))
 }
 
 fn spawn_dynamic(
@@ -97,7 +68,7 @@ fn spawn_dynamic(
     timeout: Duration,
 ) -> JoinHandle<()> {
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-    tokio::spawn(drive(kind, watcher(api, config(timeout)).default_backoff(), wrap, send, stats))
+    tokio::spawn(drive(kind, plumbing::watch::stream(api, config(timeout)), wrap, send, stats))
 }
 
 /// The PodDisruptionBudget API the server serves: `policy/v1` when its discovery lists
@@ -129,7 +100,7 @@ fn spawn_pdb(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Dur
         let ar = pdb_api_resource(&client).await;
         let api: Api<DynamicObject> = Api::all_with(client, &ar);
         let wrap: fn(DynamicObject) -> Object = |o| Object::PodDisruptionBudget(Box::new(o));
-        drive(Kind::PodDisruptionBudget, watcher(api, config(timeout)).default_backoff(), wrap, send, stats).await
+        drive(Kind::PodDisruptionBudget, plumbing::watch::stream(api, config(timeout)), wrap, send, stats).await
     })
 }
 

@@ -4,6 +4,7 @@
 //! core (`basalt replay --recording DIR [--cycle N] [--conf OTHER]`) and ask what happened to
 //! one pod (`basalt explain --recording DIR --pod NS/NAME`). No Volcano version can do this.
 //!
+//! * [`cycle_recorder`]: the trait a scheduling loop calls once per cycle;
 //! * [`format`]: records and their framing (postcard in gzip, one segment per file);
 //! * [`named`]: decisions by name and their per-cycle changes (the compact stored form);
 //! * [`writer`]: the recorder the live scheduler runs, with rotation and a size budget;
@@ -15,6 +16,7 @@
 //! the session number (core, `scheduler::run_cycle_observed`), and the recorder keeps every
 //! one of them, so re-running a recorded cycle gives the recorded decisions.
 
+pub mod cycle_recorder;
 pub mod explain;
 pub mod format;
 pub mod named;

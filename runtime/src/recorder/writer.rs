@@ -13,10 +13,9 @@
 //! a writer that falls 64 cycles behind loses cycles (logged), and the next recorded cycle
 //! starts a new segment so the recording stays replayable.
 
+use super::cycle_recorder::CycleRecorder;
 use super::format::{conf_to_json, write_frame, CycleRecord, Header, Record, MAGIC, SEGMENT_SUFFIX};
 use super::named::{DecisionsDiff, NamedDecisions};
-use crate::live::cycle::CycleRecorder;
-use crate::live::mirror::Mirror;
 use basalt_core::cluster::{Cluster, Delta};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::Decisions;
@@ -179,12 +178,11 @@ impl Recorder {
 }
 
 impl CycleRecorder for Recorder {
-    fn cycle(&mut self, mirror: &mut Mirror, conf: &SchedulerConf, opts: &CycleOptions, decisions: &Decisions) {
-        let deltas = mirror.take_journal();
+    fn cycle(&mut self, deltas: Vec<Delta>, cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions, decisions: &Decisions) {
         if self.tx.is_none() || self.failed.load(Ordering::Relaxed) {
             return;
         }
-        let named = NamedDecisions::of(decisions, &mirror.cluster, opts.cycle);
+        let named = NamedDecisions::of(decisions, cluster, opts.cycle);
         let conf_json = |c: &SchedulerConf| match conf_to_json(c) {
             Ok(j) => Some(j),
             Err(e) => {
@@ -198,7 +196,7 @@ impl CycleRecorder for Recorder {
             // The first cycle's deltas are kept either way: a reader that goes on from the
             // previous segment applies them, one that starts here skips them (the checkpoint
             // already holds their effect).
-            let checkpoint = if self.segment == 0 { Vec::new() } else { checkpoint(&mirror.cluster) };
+            let checkpoint = if self.segment == 0 { Vec::new() } else { checkpoint(cluster) };
             self.segment += 1;
             let Some(j) = conf_json(conf) else {
                 self.tx = None;

@@ -24,10 +24,12 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
-/// Annotation: when the object is created, seconds of virtual time.
-pub const ARRIVAL_ANNOTATION: &str = "basalt.dev/arrival-seconds";
-/// Annotation: how long a pod runs once bound, seconds of virtual time.
-pub const DURATION_ANNOTATION: &str = "basalt.dev/duration-seconds";
+/// Annotation: when the object is created, seconds of virtual time (the simulator's, which
+/// reads it on Jobs too).
+pub use crate::sim::jobs::ARRIVAL_ANNOTATION;
+/// Annotation: how long a pod runs once bound, seconds of virtual time (the simulator's
+/// kubelet's).
+pub use crate::sim::kubelet::DURATION_ANNOTATION;
 
 /// The replay annotations of one object.
 #[derive(Clone, Debug, Default)]

@@ -49,7 +49,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// Job annotation: when the Job is submitted, seconds of virtual time (decimals allowed).
-pub const ARRIVAL_ANNOTATION: &str = crate::replay::kube_yaml::ARRIVAL_ANNOTATION;
+pub const ARRIVAL_ANNOTATION: &str = "basalt.dev/arrival-seconds";
 
 /// Parses an arrival annotation into ms; `Err` carries the text.
 fn arrival_ms(v: &str) -> Result<i64, String> {

@@ -11,7 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 
 /// Pod annotation (on the Job's task template): seconds the pod runs once bound before it ends;
 /// decimals allowed. Without it the pod runs until deleted.
-pub const DURATION_ANNOTATION: &str = crate::replay::kube_yaml::DURATION_ANNOTATION;
+pub const DURATION_ANNOTATION: &str = "basalt.dev/duration-seconds";
 
 /// Pod annotation: the exit code (an integer) the pod's containers end with after
 /// [`DURATION_ANNOTATION`] seconds: 0 (the default) ends it `Succeeded`, anything else `Failed`

@@ -4,11 +4,10 @@
 
 use super::timing::{median_max, SimTimings};
 use super::SimOutput;
+pub use crate::conf_check::{strict_check, NotHonouredReport};
 use crate::convert::resources::{scale_of, Scale};
 use basalt_core::cluster::{Cluster, NodeId, PodGroupId, PodId};
-use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::Decisions;
-use basalt_core::plugins::REGISTRY;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -120,48 +119,6 @@ pub struct EventReport {
     pub reason: String,
     /// Message.
     pub message: String,
-}
-
-/// Something of the conf Basalt does not honour as written (`{"kind", "name", "message"}`):
-/// a skipped action or plugin, a plugin argument it does not know, cannot read, reads out of
-/// range or accepts without effect, or a flag without effect ([`basalt_core::plugins::Registry::check`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct NotHonouredReport {
-    /// Label of the conf (replay with several confs; absent in `simulate`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conf: Option<String>,
-    /// `action`, `plugin`, `argument` or `flag`.
-    pub kind: String,
-    /// The action, the plugin, or `plugin.key`.
-    pub name: String,
-    /// What Basalt does instead.
-    pub message: String,
-}
-
-impl NotHonouredReport {
-    /// The reports of everything in `conf` that [`REGISTRY`] does not honour.
-    pub fn of(conf: &SchedulerConf, label: Option<&str>) -> Vec<Self> {
-        REGISTRY
-            .check(conf)
-            .into_iter()
-            .map(|u| NotHonouredReport {
-                conf: label.map(Into::into),
-                kind: u.kind.as_str().into(),
-                name: u.name,
-                message: u.message,
-            })
-            .collect()
-    }
-}
-
-/// `--strict`: an error naming every action, plugin, argument or flag of `conf` that Basalt
-/// does not implement (`Ok` when there is none). `what` names the conf in the message.
-pub fn strict_check(conf: &SchedulerConf, what: &str) -> Result<(), String> {
-    let bad: Vec<String> = REGISTRY.check(conf).into_iter().filter(|u| u.strict).map(|u| u.message).collect();
-    if bad.is_empty() {
-        return Ok(());
-    }
-    Err(format!("--strict: {what} asks for what Basalt does not implement:\n  {}", bad.join("\n  ")))
 }
 
 /// A PodGroup the session left out.

@@ -1049,7 +1049,7 @@ mod tests {
     }
 
     /// Against a real apiserver (not run by default): `KUBECONFIG=… cargo test --release -p
-    /// basalt-runtime --lib live::leader -- --ignored`. Needs get/create/update on `leases` in
+    /// basalt-runtime --lib plumbing::leader -- --ignored`. Needs get/create/update on `leases` in
     /// `volcano-system`, nothing else. Uses real time (about 3 s).
     #[tokio::test]
     #[ignore = "needs a kube-apiserver (KUBECONFIG)"]

@@ -6,8 +6,8 @@
 //! scheduler's `--kube-api-qps` is 2000, the controller's 50; their Leases and listen addresses
 //! differ too).
 
-use crate::live::leader::LeaderConfig;
-use crate::live::metrics::{serve_encoded, serve_healthz, HealthCheck, HttpServer};
+use super::http::{serve_encoded, serve_healthz, HealthCheck, HttpServer};
+use super::leader::LeaderConfig;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use std::future::Future;
