@@ -210,3 +210,36 @@ proptest! {
         prop_assert!(ssn.state.evictions.is_empty());
     }
 }
+
+/// The properties above are not vacuous: over fixed clusters of the same generator (the middle
+/// of [`spec`]'s ranges, 20 seeds) preempt and reclaim each evict, and every eviction counted
+/// has the action's reason.
+#[test]
+fn the_random_clusters_do_preempt_and_reclaim() {
+    for (text, action, reason) in [
+        (PREEMPT_CONF, basalt_core::conf::ActionKind::Preempt, "preempt"),
+        (RECLAIM_CONF, basalt_core::conf::ActionKind::Reclaim, "reclaim"),
+    ] {
+        let conf = SchedulerConf::parse(text).unwrap().0;
+        let (mut total, mut clusters) = (0, 0);
+        for seed in 0..20u64 {
+            let c = cluster(&MixedSpec { nodes: 8, jobs: 16, running_per_node: 4, seed });
+            let arena = bumpalo::Bump::new();
+            let mut ssn =
+                Session::open(&arena, &c, &conf, &CycleOptions { seed, cycle: 1, now_ms: 0 }, &basalt_core::plugins::REGISTRY);
+            let mut before = 0;
+            for a in &conf.actions {
+                if *a == action {
+                    before = ssn.state.evictions.len();
+                }
+                basalt_core::actions::execute(*a, &mut ssn);
+            }
+            let evicted = &ssn.state.evictions[before..];
+            assert!(evicted.iter().all(|(_, r)| r == reason), "{reason}: {evicted:?}");
+            total += evicted.len();
+            clusters += usize::from(!evicted.is_empty());
+        }
+        assert!(total > 0, "{reason}: no eviction over 20 clusters");
+        eprintln!("{reason}: {total} evictions in {clusters} of 20 clusters");
+    }
+}

@@ -42,6 +42,69 @@ fn run_case(path: &Path, case: &Yaml, tmp: &Path) -> Vec<String> {
     }
 }
 
+/// The keys of `expect` the runner checks; any other key is an error (a misspelt key would
+/// otherwise pass without checking anything).
+const EXPECT_KEYS: &[&str] = &[
+    "binds",
+    "bindsCount",
+    "evicted",
+    "evictionReasons",
+    "evictCount",
+    "pipelined",
+    "podGroupPhase",
+    "boundPerPodGroup",
+    "unschedulable",
+    "queueAllocated",
+    "perCycle",
+    "podGroupCondition",
+    "podGroupEvents",
+];
+
+/// The keys of one `expect.perCycle` entry the runner checks.
+const PER_CYCLE_KEYS: &[&str] = &["binds", "pipelined", "evicted"];
+
+/// `expect` is a mapping (or absent) with only [`EXPECT_KEYS`], each `perCycle` entry a mapping
+/// with only [`PER_CYCLE_KEYS`]; one message per offending key.
+fn expect_key_errors(expect: &Yaml) -> Vec<String> {
+    let keys_of = |v: &Yaml, allowed: &[&str], what: &str| -> Vec<String> {
+        match v {
+            Yaml::Null => Vec::new(),
+            Yaml::Mapping(m) => m
+                .keys()
+                .filter_map(|k| {
+                    let k = k.as_str().unwrap_or("<not a string>");
+                    (!allowed.contains(&k)).then(|| format!("{what}: unknown key {k:?} (known: {})", allowed.join(", ")))
+                })
+                .collect(),
+            other => vec![format!("{what}: not a mapping: {other:?}")],
+        }
+    };
+    let mut bad = keys_of(expect, EXPECT_KEYS, "expect");
+    if let Some(cycles) = expect.get("perCycle") {
+        match cycles.as_sequence() {
+            Some(cycles) => {
+                for (i, c) in cycles.iter().enumerate() {
+                    bad.extend(keys_of(c, PER_CYCLE_KEYS, &format!("expect.perCycle[{i}]")));
+                }
+            }
+            None => bad.push(format!("expect.perCycle: not a list: {cycles:?}")),
+        }
+    }
+    bad
+}
+
+#[test]
+fn an_unknown_expect_key_is_rejected() {
+    let case: Yaml = serde_yaml::from_str("binds: {p: n}\nbindCount: 3\nperCycle:\n- {binds: {}, evicts: [p]}\n").unwrap();
+    let bad = expect_key_errors(&case);
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert!(bad[0].starts_with("expect: unknown key \"bindCount\""), "{bad:?}");
+    assert!(bad[1].starts_with("expect.perCycle[0]: unknown key \"evicts\""), "{bad:?}");
+    let good: Yaml = serde_yaml::from_str("bindsCount: 3\nperCycle:\n- {binds: {}, evicted: [p], pipelined: {}}\n").unwrap();
+    assert!(expect_key_errors(&good).is_empty());
+    assert!(expect_key_errors(&Yaml::Null).is_empty(), "no expect at all is allowed");
+}
+
 /// Runs one case (`plain`: with `--plain-scan`); returns the JSON output and the mismatches.
 fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(Json, Vec<String>), String> {
     let conf_path = tmp.join("scheduler.conf");
@@ -94,7 +157,7 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
         .collect();
 
     let expect = case.get("expect").cloned().unwrap_or(Yaml::Null);
-    let mut bad = Vec::new();
+    let mut bad = expect_key_errors(&expect);
     let str_map = |v: &Yaml| -> BTreeMap<String, String> {
         v.as_mapping()
             .into_iter()

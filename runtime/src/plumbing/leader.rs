@@ -1048,51 +1048,6 @@ mod tests {
         assert_eq!(store.spec().lease_transitions, Some(1));
     }
 
-    /// Against a real apiserver (not run by default): `KUBECONFIG=… cargo test --release -p
-    /// basalt-runtime --lib plumbing::leader -- --ignored`. Needs get/create/update on `leases` in
-    /// `volcano-system`, nothing else. Uses real time (about 3 s).
-    #[tokio::test]
-    #[ignore = "needs a kube-apiserver (KUBECONFIG)"]
-    async fn live_two_candidates_on_a_real_apiserver() {
-        let _ = tracing_subscriber::fmt().with_test_writer().try_init();
-        let client = kube::Client::try_default().await.expect("KUBECONFIG points at an apiserver");
-        let name = format!("basalt-live-test-{}", random_u64() % 1_000_000);
-        let mut a_cfg = LeaderConfig::volcano_defaults(name.clone(), "candidate-a");
-        let mut b_cfg = LeaderConfig::volcano_defaults(name.clone(), "candidate-b");
-        for c in [&mut a_cfg, &mut b_cfg] {
-            c.lease_duration = Duration::from_secs(3);
-            c.renew_deadline = Duration::from_secs(2);
-            c.retry_period = Duration::from_millis(500);
-        }
-        let store = KubeLeaseStore::new(client.clone(), DEFAULT_NAMESPACE, &name);
-        let a = tokio::time::timeout(Duration::from_secs(10), acquire(client.clone(), a_cfg)).await.expect("A acquires").unwrap();
-        assert!(a.is_leading());
-        let first = store.get().await.unwrap().expect("created");
-        assert_eq!(spec_of(&first).holder_identity.as_deref(), Some("candidate-a"));
-
-        // A write against a stale resourceVersion is a 409, mapped to Conflict.
-        tokio::time::sleep(Duration::from_millis(1200)).await;
-        let mut stale = first.clone();
-        stale.spec.as_mut().unwrap().holder_identity = Some("intruder".into());
-        assert_eq!(store.replace(stale).await.unwrap_err(), StoreError::Conflict);
-        let renewed = store.get().await.unwrap().unwrap();
-        assert_ne!(renewed.metadata.resource_version, first.metadata.resource_version, "a renewed");
-        assert_eq!(spec_of(&renewed).acquire_time, spec_of(&first).acquire_time);
-
-        // B waits while A renews; takes over at once after A releases.
-        let b = tokio::spawn(acquire(client.clone(), b_cfg));
-        tokio::time::sleep(Duration::from_secs(4)).await;
-        assert!(!b.is_finished(), "a fresh lease held by A is not taken");
-        assert!(a.is_leading());
-        a.release().await;
-        let b = tokio::time::timeout(Duration::from_secs(5), b).await.expect("B takes over").unwrap().unwrap();
-        assert!(b.is_leading());
-        let now = spec_of(&store.get().await.unwrap().unwrap());
-        assert_eq!(now.holder_identity.as_deref(), Some("candidate-b"));
-        assert_eq!(now.lease_transitions, Some(1));
-        b.release().await;
-    }
-
     #[tokio::test]
     async fn unelected_leads_for_ever() {
         let l = Leadership::unelected();

@@ -6,6 +6,7 @@
 
 pub mod process;
 pub mod rig;
+pub mod scale;
 
 use crate::support::{self, create_nodes, create_pod_group, create_pods, create_queue, pod_group, queue, TestNode, TestPod};
 use k8s_openapi::api::core::v1::{Event, Pod};

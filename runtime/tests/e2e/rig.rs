@@ -19,6 +19,10 @@ use std::time::{Duration, Instant};
 /// The node label that puts a node in one test's pool.
 pub const POOL_LABEL: &str = "basalt.dev/fault-pool";
 
+/// The namespaces of the rigs this process made: the only ones [`sweep`] clears PodGroups in,
+/// so tests on the same shared server that are not rigs keep theirs.
+static RIG_NAMESPACES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 /// The server a rig uses: the binary's shared one, or its own.
 pub enum Server {
     /// [`TestApiserver::shared`].
@@ -69,6 +73,7 @@ impl Rig {
         sweep(&admin).await?;
         apply_scheduler_rbac(&admin).await?;
         let ns = fresh_namespace(&admin, name).await?;
+        RIG_NAMESPACES.lock().map_err(|e| format!("rig namespaces: {e}"))?.push(ns.clone());
         let node = TestNode::new(name)
             .allocatable("cpu", cpu)
             .allocatable("memory", "64Gi")
@@ -220,8 +225,9 @@ impl Rig {
 }
 
 /// Deletes the pods and PodGroups earlier rigs on the same server left (pods of a `fault-*`
-/// scheduler, every PodGroup): bound pods of other schedulers count in their PodGroup's queue
-/// as they do in Volcano, so leftovers would eat the default queue's share of the next test.
+/// scheduler, the PodGroups of [`RIG_NAMESPACES`]): bound pods of other schedulers count in
+/// their PodGroup's queue as they do in Volcano, so leftovers would eat the default queue's share
+/// of the next test.
 async fn sweep(admin: &Client) -> support::Result<()> {
     use basalt_runtime::crd::PodGroup;
     use k8s_openapi::api::core::v1::Pod;
@@ -238,8 +244,9 @@ async fn sweep(admin: &Client) -> support::Result<()> {
             }
         }
     }
+    let rig_namespaces = RIG_NAMESPACES.lock().map_err(|e| format!("rig namespaces: {e}"))?.clone();
     for g in Api::<PodGroup>::all(admin.clone()).list(&ListParams::default()).await?.items {
-        if let Some(ns) = g.namespace() {
+        if let Some(ns) = g.namespace().filter(|ns| rig_namespaces.contains(ns)) {
             match Api::<PodGroup>::namespaced(admin.clone(), &ns).delete(&g.name_any(), &now).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(s)) if s.code == 404 => {}

@@ -16,7 +16,7 @@
 //!   completes them after `basalt.dev/duration-seconds`, finishes deletions).
 //! * [`FaultProxy`]: a fault-injecting proxy between a scheduler under test and the server
 //!   (error answers, delays, dropped answers, dropped/stalled/expired watches, request counts).
-//! * [`wait_for`], [`wait_for_pod`]: polling with a deadline, for conditions that become true
+//! * [`wait_for`], [`wait_for_every`], [`wait_for_pod`]: polling with a deadline, for conditions that become true
 //!   asynchronously.
 //!
 //! Every helper returns [`Result`] (a boxed error), so tests returning `support::Result<()>` use
@@ -43,7 +43,7 @@ pub use objects::{
     NOT_READY_TAINT,
 };
 pub use proxy::{Action, ApiRequest, FaultProxy, Matcher, Rule, RuleId};
-pub use wait::{wait_for, wait_for_pod};
+pub use wait::{wait_for, wait_for_every, wait_for_pod};
 
 /// The error type of every helper: anything (kube, I/O, YAML, a failed expectation with a message).
 pub type Error = Box<dyn std::error::Error + Send + Sync>;

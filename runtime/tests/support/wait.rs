@@ -9,7 +9,17 @@ use std::time::Duration;
 
 /// Polls `check` every 50 ms until it returns `Ok(Some(value))`, and returns that value.
 /// Errors: `check`'s own error at once, or a timeout after `timeout` naming `what`.
-pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> Result<T>
+pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Option<T>>>,
+{
+    wait_for_every(what, timeout, Duration::from_millis(50), check).await
+}
+
+/// As [`wait_for`], polling every `period`: for checks that list many objects (a list of
+/// thousands of pods is itself load on the server), poll every second rather than every 50 ms.
+pub async fn wait_for_every<T, F, Fut>(what: &str, timeout: Duration, period: Duration, mut check: F) -> Result<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Option<T>>>,
@@ -22,7 +32,7 @@ where
         if tokio::time::Instant::now() >= deadline {
             return Err(format!("timed out after {timeout:?} waiting for {what}").into());
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(period).await;
     }
 }
 

@@ -13,8 +13,7 @@
 //!   owner, as in Volcano); this test server runs none, so the test checks the owner reference.
 //! * An unknown plugin name: the job still runs and the controller's log names job and plugin.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use basalt_runtime::crd::{Command, Job};
 use e2e::nodes;

@@ -11,8 +11,7 @@
 //! * with binds outstanding, an event waits for them while a PodGroup write queued after it
 //!   goes through; it is written once the binds are done.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use basalt_core::decision::{Decisions, Eviction};
 use basalt_runtime::live::cycle::{CycleSummary, Outputs, Scheduler};

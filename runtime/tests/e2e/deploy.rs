@@ -6,7 +6,7 @@
 //! ConfigMap, ClusterRole, Queue and CRDs are untouched; then the README's rollback to
 //! Volcano's scheduler. The fresh-install overlay applies on an empty cluster.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

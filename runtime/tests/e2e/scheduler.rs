@@ -1,7 +1,8 @@
 //! `basalt scheduler` end to end through a real kube-apiserver v1.20.2 (tests/support), run with
 //! the identity and ClusterRole of `deploy/` (never as an administrator):
-//! * 500 nodes, 5,000 pods in gangs of 10 across 4 queues: every pod bound once (audit log) to a
-//!   node that fits, PodGroups Running, `Scheduled` events, Queue `status.allocated`;
+//! * 100 nodes, 520 pods in gangs of 10 across 4 queues (with `BASALT_E2E_FULL=1`, the full size:
+//!   500 nodes, 5,000 pods; [`e2e::scale`]): every pod bound once (audit log) to a node that fits,
+//!   PodGroups Running, `Scheduled` events, Queue `status.allocated`;
 //! * a gang that cannot fit: `PodScheduled=False/Unschedulable` with Volcano's message on its
 //!   pods, the PodGroup's `Unschedulable` condition and Warning event;
 //! * nothing the scheduler called was refused by RBAC (no 403 in the audit log);
@@ -9,8 +10,7 @@
 //!   unschedulable gang's task and job counts, plugin, task-stage and bind-stage latencies,
 //!   schedule attempts, with the values this cluster implies.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{create_queues, events, free_port, http_get, metric, node_of, nodes, pod_scheduled, pods, Gangs, SCHEDULER_USER};
@@ -19,7 +19,7 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use support::{apply_scheduler_rbac, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver};
+use support::{apply_scheduler_rbac, fresh_namespace, install_volcano_crds, wait_for, wait_for_every, Kubelet, TestApiserver};
 
 fn milli(q: &str) -> i64 {
     basalt_runtime::convert::resources::amount("cpu", q).unwrap()
@@ -30,19 +30,25 @@ fn bytes(q: &str) -> i64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditions() -> support::Result<()> {
+async fn gangs_on_many_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditions() -> support::Result<()> {
+    // Nodes of 16 cpu; gangs of 10 × 500m round robin over q0..q3 (weights 1..4). At both sizes
+    // every queue's request (q0's with the big gang below) is under its weighted share.
+    let node_count = e2e::scale::pick(100, 500)?;
+    let groups = e2e::scale::pick(52, 500)?;
+    let total = groups * 10;
+    let gangs_of = |q: usize| (0..groups).filter(|g| g % 4 == q).count() as i64;
     let server = TestApiserver::start()?;
     let admin = server.admin_client().await?;
     install_volcano_crds(&admin).await?;
     apply_scheduler_rbac(&admin).await?;
     let ns = fresh_namespace(&admin, "e2e").await?;
-    nodes(&admin, "node", 500, "16", "64Gi").await?;
+    nodes(&admin, "node", node_count, "16", "64Gi").await?;
     let queues: Vec<String> = (0..4).map(|i| format!("q{i}")).collect();
     create_queues(&admin, &queues).await?;
-    let names = Gangs { namespace: &ns, prefix: "job", groups: 500, gang: 10, queues: &queues, cpu: "500m", memory: "1Gi" }
+    let names = Gangs { namespace: &ns, prefix: "job", groups, gang: 10, queues: &queues, cpu: "500m", memory: "1Gi" }
         .create(&admin)
         .await?;
-    assert_eq!(names.len(), 5000);
+    assert_eq!(names.len(), total);
     let kubelet = Kubelet::start(admin.clone(), Some(&ns));
 
     let mport = free_port();
@@ -53,11 +59,13 @@ async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditio
         &server.scheduler_kubeconfig(),
         &["--leader-elect=false", "--schedule-period=1s", "--enable-metrics", &listen],
     )?;
-    let all_bound = wait_for("all 5000 pods bound", Duration::from_secs(240), || async {
-        let n = e2e::bound_count(&admin, &ns).await?;
-        Ok((n == 5000).then_some(n))
-    })
-    .await;
+    // A list of every pod each second, not every 50 ms: at full size it is 5,000 pods.
+    let all_bound =
+        wait_for_every(&format!("all {total} pods bound"), Duration::from_secs(240), Duration::from_secs(1), || async {
+            let n = e2e::bound_count(&admin, &ns).await?;
+            Ok((n == total).then_some(n))
+        })
+        .await;
     if let Err(e) = all_bound {
         return Err(format!("{e}; scheduler log tail:\n{}", tail(&sched.log_text(), 30)).into());
     }
@@ -99,34 +107,39 @@ async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditio
     assert!(admin_binds.events().is_empty(), "only the scheduler binds");
 
     // PodGroups Running, Scheduled events on pods, queue allocations written.
-    wait_for("every PodGroup Running", Duration::from_secs(60), || async {
+    wait_for_every("every PodGroup Running", Duration::from_secs(60), Duration::from_secs(1), || async {
         let pgs = Api::<basalt_runtime::crd::PodGroup>::namespaced(admin.clone(), &ns).list(&ListParams::default()).await?;
         let running = pgs.items.iter().filter(|g| g.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")).count();
-        Ok((running == 500).then_some(()))
+        Ok((running == groups).then_some(()))
     })
     .await?;
     // Events are written after the binds, asynchronously: wait for all of them, then check
     // there is exactly one per pod.
-    let evs = wait_for("5000 Scheduled events", Duration::from_secs(60), || async {
+    let evs = wait_for_every(&format!("{total} Scheduled events"), Duration::from_secs(60), Duration::from_secs(1), || async {
         let evs = events(&admin, &ns).await?;
         let n = evs
             .iter()
             .filter(|e| e.reason.as_deref() == Some("Scheduled") && e.involved_object.kind.as_deref() == Some("Pod"))
             .count();
-        Ok((n >= 5000).then_some(evs))
+        Ok((n >= total).then_some(evs))
     })
     .await?;
     let mut per_pod: BTreeMap<&str, usize> = BTreeMap::new();
     for e in evs.iter().filter(|e| e.reason.as_deref() == Some("Scheduled") && e.involved_object.kind.as_deref() == Some("Pod")) {
         *per_pod.entry(e.involved_object.name.as_deref().unwrap_or("")).or_default() += 1;
     }
-    assert!(per_pod.len() == 5000 && per_pod.values().all(|n| *n == 1), "one Scheduled event per pod");
+    assert!(per_pod.len() == total && per_pod.values().all(|n| *n == 1), "one Scheduled event per pod");
     let sample = evs.iter().find(|e| e.reason.as_deref() == Some("Scheduled")).unwrap();
     assert!(sample.message.as_deref().unwrap().starts_with(&format!("Successfully assigned {ns}/")), "{sample:?}");
     let qs = Api::<basalt_runtime::crd::Queue>::all(admin.clone()).list(&ListParams::default()).await?;
     let q0 = qs.items.iter().find(|q| q.name_any() == "q0").unwrap();
     let allocated = q0.status.as_ref().and_then(|s| s.allocated.clone()).unwrap_or_default();
-    assert_eq!(allocated.get("cpu").map(|q| milli(&q.0)), Some(125 * 10 * 500), "q0 holds 125 gangs: {allocated:?}");
+    assert_eq!(
+        allocated.get("cpu").map(|q| milli(&q.0)),
+        Some(gangs_of(0) * 10 * 500),
+        "q0 holds {} gangs: {allocated:?}",
+        gangs_of(0)
+    );
 
     // A gang that cannot fit anywhere: 17 cpu per pod, nodes have 16.
     let _ = Gangs { namespace: &ns, prefix: "big", groups: 1, gang: 3, queues: &queues[..1], cpu: "17", memory: "1Gi" }
@@ -138,7 +151,11 @@ async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditio
     })
     .await?;
     assert_eq!(cond.1, "Unschedulable");
-    assert_eq!(cond.2, "0/500 nodes are unavailable: 500 Insufficient cpu.", "Volcano's FitErrors message");
+    assert_eq!(
+        cond.2,
+        format!("0/{node_count} nodes are unavailable: {node_count} Insufficient cpu."),
+        "Volcano's FitErrors message"
+    );
     let pg = wait_for("PodGroup big-0 Unschedulable", Duration::from_secs(30), || async {
         let g = Api::<basalt_runtime::crd::PodGroup>::namespaced(admin.clone(), &ns).get("big-0").await?;
         let conds = g.status.clone().and_then(|s| s.conditions).unwrap_or_default();
@@ -176,27 +193,31 @@ async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditio
         let (code, body) = http_get(&url).await?;
         let done = code == 200
             && metric(&body, "volcano_unschedule_job_count") == Some(1.0)
-            && metric(&body, "volcano_task_scheduling_latency_milliseconds_count{stage=\"Bound\"}") == Some(5000.0);
+            && metric(&body, "volcano_task_scheduling_latency_milliseconds_count{stage=\"Bound\"}") == Some(total as f64);
         Ok(done.then_some(body))
     })
     .await?;
     let m = |series: &str| metric(&text, series).ok_or_else(|| format!("{series} missing from /metrics:\n{text}"));
     // gang: big-0 has minMember 3 and none schedulable.
     assert_eq!(m("volcano_unschedule_task_count{job_id=\"big-0\"}")?, 3.0);
-    // proportion: q0 holds 125 gangs of 10 × (500m, 1Gi) plus the pending 3 × (17, 1Gi); every
-    // request is below its weighted share of 8000 cpu, so deserved = request.
+    // proportion: q0 holds g0 gangs of 10 × (500m, 1Gi) plus the pending 3 × (17, 1Gi); every
+    // request is below its weighted share (a tenth of the cluster's cpu: 160 or 800 cpu), so
+    // deserved = request. At full size g0 = 125: 625 cpu allocated, 676 deserved.
+    let g0 = gangs_of(0) as f64;
+    let gib = (1u64 << 30) as f64;
     let q0 = |g: &str| format!("volcano_queue_{g}{{queue_name=\"q0\"}}");
-    assert_eq!(m(&q0("allocated_milli_cpu"))?, 625_000.0);
-    assert_eq!(m(&q0("allocated_memory_bytes"))?, 1250.0 * (1u64 << 30) as f64);
-    assert_eq!(m(&q0("request_milli_cpu"))?, 625_000.0 + 3.0 * 17_000.0);
-    assert_eq!(m(&q0("deserved_milli_cpu"))?, 676_000.0);
-    assert_eq!(m(&q0("deserved_memory_bytes"))?, 1253.0 * (1u64 << 30) as f64);
+    assert_eq!(m(&q0("allocated_milli_cpu"))?, g0 * 5_000.0);
+    assert_eq!(m(&q0("allocated_memory_bytes"))?, g0 * 10.0 * gib);
+    assert_eq!(m(&q0("request_milli_cpu"))?, g0 * 5_000.0 + 3.0 * 17_000.0);
+    assert_eq!(m(&q0("deserved_milli_cpu"))?, g0 * 5_000.0 + 3.0 * 17_000.0);
+    assert_eq!(m(&q0("deserved_memory_bytes"))?, (g0 * 10.0 + 3.0) * gib);
     assert_eq!(m(&q0("weight"))?, 1.0);
     let share = m(&q0("share"))?;
-    assert!((share - 1250.0 / 1253.0).abs() < 1e-9, "share = max allocated/deserved = memory's 1250/1253: {share}");
+    let want = (g0 * 10.0) / (g0 * 10.0 + 3.0);
+    assert!((share - want).abs() < 1e-9, "share = max allocated/deserved = memory's {want}: {share}");
     assert_eq!(m(&q0("overused"))?, 0.0, "q0 has not reached its deserved");
     assert_eq!(m("volcano_queue_overused{queue_name=\"q1\"}")?, 1.0, "q1 got all it asked for");
-    assert_eq!(m("volcano_queue_allocated_milli_cpu{queue_name=\"q3\"}")?, 625_000.0);
+    assert_eq!(m("volcano_queue_allocated_milli_cpu{queue_name=\"q3\"}")?, gangs_of(3) as f64 * 5_000.0);
     // Per-plugin open and close once per cycle, for each plugin of the conf.
     let cycles = m("volcano_e2e_scheduling_latency_milliseconds_count")?;
     for plugin in ["priority", "gang", "conformance", "overcommit", "drf", "predicates", "proportion", "nodeorder"] {
@@ -208,12 +229,12 @@ async fn gangs_on_500_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditio
         }
     }
     // Every pod assumed once and bound once; the Bind stage once per bind.
-    assert_eq!(m("volcano_task_scheduling_latency_milliseconds_count{stage=\"Assumed\"}")?, 5000.0);
-    assert_eq!(m("volcano_scheduling_stage_duration_milliseconds_count{stage=\"Bind\"}")?, 5000.0);
-    assert_eq!(m("volcano_schedule_attempts_total{result=\"scheduled\"}")?, 5000.0);
+    assert_eq!(m("volcano_task_scheduling_latency_milliseconds_count{stage=\"Assumed\"}")?, total as f64);
+    assert_eq!(m("volcano_scheduling_stage_duration_milliseconds_count{stage=\"Bind\"}")?, total as f64);
+    assert_eq!(m("volcano_schedule_attempts_total{result=\"scheduled\"}")?, total as f64);
     assert!(m("volcano_schedule_attempts_total{result=\"unschedulable\"}")? >= 3.0, "big-0's 3 pods, every cycle");
     assert_eq!(m("volcano_schedule_attempts_total{result=\"error\"}")?, 0.0);
-    assert_eq!(m("basalt_pods_bound_total")?, 5000.0);
+    assert_eq!(m("basalt_pods_bound_total")?, total as f64);
 
     assert_eq!(sched.terminate(), Some(0), "graceful stop on SIGTERM");
     let errors = kubelet.stop().await;

@@ -3,8 +3,7 @@
 //! one keeps scheduling; a new good conf that drops `allocate` stops binding; the default conf
 //! again binds what waited. Also scrapes `/metrics` and `/healthz`.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{bound_count, create_queues, free_port, http_get as get, nodes, Gangs};

@@ -5,8 +5,7 @@
 //! of `basalt scheduler --max-cycles 1`; the pods the API shows bound are exactly the
 //! simulation's binds, to the same nodes.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{node_of, pods};

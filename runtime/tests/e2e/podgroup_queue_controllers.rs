@@ -16,8 +16,7 @@
 //!   `volcano.sh/closed-by-parent`); the queue becomes Closed once the PodGroup is deleted and
 //!   counts none; `OpenQueue` reopens both; every Command is deleted once handled.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use basalt_runtime::crd::{Command, PodGroup, Queue};
 use e2e::process::SchedulerProcess;

@@ -10,8 +10,7 @@
 //! `ResumeJob` by Command; `ttlSecondsAfterFinished` deletion; `dependsOn`; then a controller
 //! killed mid-job and restarted (no pod duplicated or lost).
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use basalt_runtime::crd::{Command, Job};
 use e2e::process::SchedulerProcess;

@@ -1,10 +1,12 @@
 //! Leader election between two `basalt scheduler` processes on the real test apiserver: only
 //! the holder of the `volcano-system/volcano` Lease ever binds (the audit log's User-Agent names
 //! each process's identity), and after the leader is killed with SIGKILL the other takes over
-//! within the lease duration (plus one retry period and one schedule period) and binds the rest.
+//! within the lease duration plus three retry periods (4 s + 3 × 1 s: the standby notes the
+//! leader's last renewal up to one jittered retry period late, client-go's jitter adds up to 1.2
+//! periods to each wait, and it tries again one jittered period after the lease ran out) and binds
+//! the rest.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{bound_count, create_queues, nodes, Gangs, SCHEDULER_USER};

@@ -3,7 +3,7 @@
 //! scheduler's identity and counted in the audit log, the test kubelet, and RBAC denials.
 //! The first run on a machine builds the server (minutes); it is never skipped.
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::core::v1::{Node, Pod, Secret};
 use kube::api::{DeleteParams, ListParams, PostParams};

@@ -9,8 +9,7 @@
 //!   conditions, events, PodGroup and Queue status) are exactly the role's rules, less the one
 //!   grant listed in [`GRANTED_FOR_LATER`].
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{node_of, pod_scheduled, SCHEDULER_USER};
@@ -31,7 +30,7 @@ type Grant = (String, String, String);
 /// Grants the role holds for code paths a default-conf run does not reach, with the reason.
 const GRANTED_FOR_LATER: &[(&str, &str, &str, &str)] = &[
     ("", "pods", "delete", "evicting preempt/reclaim victims (Write::Evict); the default conf runs neither action"),
-    ("scheduling.volcano.sh", "podgroups", "get", "re-reading a PodGroup after a 409 conflict (e2e_status_writes)"),
+    ("scheduling.volcano.sh", "podgroups", "get", "re-reading a PodGroup after a 409 conflict (e2e/status_writes.rs)"),
 ];
 
 /// The rules of `deploy/fresh/rbac.yaml`'s ClusterRole `volcano-scheduler`, one grant per

@@ -4,8 +4,7 @@
 //! cycle and decides exactly what was recorded, the recorded binds are the binds the API
 //! shows, and `basalt explain` tells why the gang that cannot fit stayed pending.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{node_of, pods};

@@ -9,8 +9,7 @@
 //!   `volcano_pod_preemption_victims`, `volcano_eviction_transactions_total{action="preempt"}`
 //!   and the queue's `volcano_queue_inqueue_*` gauge (§8.1).
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{events, free_port, http_get, metric, node_of, pod_scheduled, pods, SCHEDULER_USER};

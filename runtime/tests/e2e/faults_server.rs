@@ -4,10 +4,9 @@
 //! `410 Gone` after etcd compaction, and the leader's Lease renewals held back. Each shows no
 //! lost pod, no double bind (audit log), bounded requests while the fault lasts, and recovery
 //! within a stated time (printed as `recovery:` lines). The proxy-only faults are in
-//! `e2e_faults.rs`.
+//! `e2e/faults.rs`.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::rig::{Rig, Server};
 use k8s_openapi::api::coordination::v1::Lease;
