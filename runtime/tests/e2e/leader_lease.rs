@@ -1,4 +1,4 @@
-//! The Lease store and election of `basalt_runtime::live::leader` against the shared test
+//! The Lease store and election of `basalt_runtime::plumbing::leader` against the shared test
 //! apiserver (formerly an ignored unit test that needed a `KUBECONFIG`): two candidates on one
 //! Lease of their own (a random name in `volcano-system`, so no other test's Lease is touched),
 //! a stale write refused with 409 and mapped to [`StoreError::Conflict`], a renewal that keeps
@@ -6,7 +6,7 @@
 //! releases (client-go's election, volcano-behaviour.md §7). Real time, about 6 s.
 
 use crate::support::{self, ensure_namespace, TestApiserver};
-use basalt_runtime::live::leader::{acquire, KubeLeaseStore, LeaderConfig, LeaseStore, StoreError, DEFAULT_NAMESPACE};
+use basalt_runtime::plumbing::leader::{acquire, KubeLeaseStore, LeaderConfig, LeaseStore, StoreError, DEFAULT_NAMESPACE};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use std::time::Duration;
 
