@@ -1,8 +1,8 @@
 //! The function set each plugin registers is derived from the methods it implements
 //! (`plugins::plugin_impl!`), so a plugin announces exactly what it has.
 
+use basalt_core::framework::Session;
 use basalt_core::plugins::{Fn, REGISTRY};
-use basalt_core::session::Session;
 use basalt_core::{Cluster, CycleOptions, SchedulerConf};
 
 fn mask(fns: &[Fn]) -> u32 {

@@ -5,17 +5,17 @@
 //! other jobs and queues.
 
 use super::heap::GoHeap;
-use super::nodes::{best_node, predicate_nodes, NodeScan};
 use crate::conf::ActionKind;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
 use crate::intern::Sym;
-use crate::kernels::class_cache::{ClassCache, Pick};
 use crate::model::PodGroupPhase;
-use crate::plugins::gang::allocated_in_role;
-use crate::plugins::k8s::PodCtx;
+use crate::select::class_cache::{ClassCache, Pick};
+use crate::select::nodes::{best_node, predicate_nodes, NodeScan};
 use crate::session::fit::FitErrors;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Runs allocate.
@@ -60,7 +60,7 @@ pub fn execute(ssn: &mut Session<'_>) {
 
     let mut scan = NodeScan::new(ssn.state.nodes.len, use_cache);
     let opts = ssn.state.options();
-    let limit = opts.class_limit.unwrap_or_else(|| crate::kernels::class_cache::max_classes(ssn.state.nodes.len));
+    let limit = opts.class_limit.unwrap_or_else(|| crate::select::class_cache::max_classes(ssn.state.nodes.len));
     let mut classes = opts.class_cache.then(|| ClassCache::with_limit(limit));
     loop {
         let q = {
@@ -121,7 +121,7 @@ fn need_continue(s: &State<'_>, j: JobIdx) -> bool {
         if role_min == 0 {
             continue;
         }
-        if allocated_in_role(s, j, role) < role_min {
+        if s.allocated_in_role(j, role) < role_min {
             return false;
         }
     }

@@ -3,10 +3,10 @@
 //! session's non-transactional allocate (binds once the job is ready).
 
 use super::heap::GoHeap;
-use super::nodes::{best_node, predicate_nodes, NodeScan};
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
+use crate::select::nodes::{best_node, predicate_nodes, NodeScan};
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::Session;
 use std::cmp::Ordering;
 
 /// Runs backfill.

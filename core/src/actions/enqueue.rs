@@ -4,9 +4,9 @@
 
 use super::heap::GoHeap;
 use crate::decision::Event;
+use crate::framework::Session;
 use crate::model::PodGroupPhase;
 use crate::session::tables::{JobIdx, QueueIdx};
-use crate::session::Session;
 use std::cmp::Ordering;
 
 /// Runs enqueue.

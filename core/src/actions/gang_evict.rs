@@ -32,14 +32,15 @@
 
 use super::gang_bundles::{self, Bundle};
 use super::heap::GoHeap;
-use super::nodes::{best_node, NodeScan};
 use super::victims::{preempt_predicate, Preemptors};
-use crate::plugins::k8s::PodCtx;
-use crate::plugins::EvictionKind;
+use crate::framework::k8s::PodCtx;
+use crate::framework::EvictionKind;
+use crate::framework::Session;
 use crate::resource::PODS;
+use crate::select::nodes::{best_node, NodeScan};
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Default of `maxDomains`.

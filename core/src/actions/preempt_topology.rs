@@ -20,10 +20,11 @@
 //! Pods have no start time in the cluster copy: their creation time stands in.
 
 use super::victims::{order_victims, preempt_predicate, validate_victims};
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
 use crate::session::statement::Statement;
 use crate::session::tables::{NodeIdx, QueueIdx, TaskIdx};
-use crate::session::{Session, State};
+use crate::session::State;
 
 /// Sizes of the dry run (Volcano `CandidateLimits`).
 #[derive(Clone, Copy, Debug)]

@@ -18,10 +18,11 @@
 
 use super::heap::GoHeap;
 use super::victims::{evict_until_fits, order_victims, preempt_nodes, validate_victims, Attempt, Preemptors};
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Volcano's eviction reason for this action.

@@ -6,10 +6,11 @@
 //! merge, or discard every eviction of that node.
 
 use super::heap::GoHeap;
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::{Plugins, Session};
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Plugins, Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Starving jobs by queue and their preemptor tasks, gathered once at the start of preempt or

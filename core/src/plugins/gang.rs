@@ -5,7 +5,6 @@
 //! victims' gangs).
 
 use super::{EvictionKind, Invalid, Verdict, Vote};
-use crate::intern::Sym;
 use crate::model::PodGroupCondition;
 use crate::session::tables::{JobIdx, TaskIdx, TaskStatus, NONE};
 use crate::session::State;
@@ -77,11 +76,6 @@ fn gang_victims(s: &State<'_>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) {
             out.push(v);
         }
     }
-}
-
-/// Allocated tasks per role of `j` (Volcano `getJobAllocatedRoles`).
-pub fn allocated_in_role(s: &State<'_>, j: JobIdx, role: Sym) -> i32 {
-    s.jobs.tasks(j).filter(|&t| s.role(t) == role && s.tasks.status[t.ix()].allocated()).count() as i32
 }
 
 plugin_impl! {
