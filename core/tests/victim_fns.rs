@@ -28,6 +28,9 @@ impl<'a> Plugin<'a> for Fixed {
     fn fns(&self) -> u32 {
         Fn::registered_by(&["preemptable", "reclaimable", "victim_tasks", "preemptive"])
     }
+    fn implemented_fns(&self) -> u32 {
+        self.fns()
+    }
     fn preemptable(&self, _: &State<'a>, _: TaskIdx, c: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
         self.answer(c, out)
     }

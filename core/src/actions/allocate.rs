@@ -51,10 +51,10 @@ pub fn execute(ssn: &mut Session<'_>) {
             continue;
         }
         let q = st.jobs.queue[j.ix()] as usize;
-        jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+        jobs[q].push_ordered(j, pl, st);
         if !queue_seen[q] {
             queue_seen[q] = true;
-            queues.push(QueueIdx(q as u32), &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(QueueIdx(q as u32), pl, st);
         }
     }
 
@@ -65,7 +65,7 @@ pub fn execute(ssn: &mut Session<'_>) {
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            match queues.pop_ordered(pl, st) {
                 Some(q) => q,
                 None => break,
             }
@@ -75,7 +75,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         let j = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+            match jobs[q.ix()].pop_ordered(pl, st) {
                 Some(j) => j,
                 None => continue,
             }
@@ -88,11 +88,11 @@ pub fn execute(ssn: &mut Session<'_>) {
             ssn.commit(stmt);
             if !tasks[j.ix()].is_empty() {
                 let (st, pl) = (&ssn.state, &ssn.plugins);
-                jobs[q.ix()].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+                jobs[q.ix()].push_ordered(j, pl, st);
             }
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
-        queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+        queues.push_ordered(q, pl, st);
     }
 }
 
@@ -149,7 +149,7 @@ fn allocate_tasks<'a>(
     loop {
         let t = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match tasks.pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+            match tasks.pop_ordered(pl, st) {
                 Some(t) => t,
                 None => break,
             }

@@ -6,6 +6,7 @@ pub mod enqueue;
 pub mod gang_bundles;
 pub mod gang_evict;
 pub mod heap;
+mod plugin_order;
 pub use crate::select::nodes;
 pub mod preempt;
 pub mod preempt_topology;

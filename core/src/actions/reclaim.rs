@@ -23,7 +23,6 @@ use crate::framework::Session;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
 use crate::session::State;
-use std::cmp::Ordering;
 
 /// Volcano's eviction reason for this action.
 pub const REASON: &str = "reclaim";
@@ -35,14 +34,14 @@ pub fn execute(ssn: &mut Session<'_>) {
     {
         let (st, pl) = (&ssn.state, &ssn.plugins);
         for &q in &pre.queues {
-            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(q, pl, st);
         }
     }
     let mut buf = Buffers::default();
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            match queues.pop_ordered(pl, st) {
                 Some(q) => q,
                 None => break,
             }
@@ -52,7 +51,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         let j = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match pre.jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+            match pre.jobs[q.ix()].pop_ordered(pl, st) {
                 Some(j) => j,
                 None => continue,
             }
@@ -61,7 +60,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         while ssn.plugins.job_starving(&ssn.state, j) {
             let t = {
                 let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+                match pre.tasks[j.ix()].pop_ordered(pl, st) {
                     Some(t) => t,
                     None => break,
                 }
@@ -87,7 +86,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         if !pre.jobs[q.ix()].is_empty() {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(q, pl, st);
         }
     }
 }

@@ -52,7 +52,7 @@ impl Preemptors {
             if !pl.job_starving(st, j) {
                 continue;
             }
-            p.jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+            p.jobs[q].push_ordered(j, pl, st);
             p.under_request[q].push(j);
             p.tasks[j.ix()] = pending_tasks(st, pl, j);
         }
@@ -65,7 +65,7 @@ pub fn pending_tasks<'a>(st: &State<'a>, pl: &Plugins<'a>, j: JobIdx) -> GoHeap<
     let mut h = GoHeap::default();
     for t in st.jobs.tasks(j) {
         if st.tasks.status[t.ix()] == TaskStatus::Pending && !st.tasks.rec[t.ix()].spec.scheduling_gated {
-            h.push(t, &mut |a, b| pl.task_order(st, a, b) == Ordering::Less);
+            h.push_ordered(t, pl, st);
         }
     }
     h

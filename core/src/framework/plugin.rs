@@ -92,7 +92,7 @@ impl Fn {
     }
 
     /// Bit of this function in a registration mask.
-    pub fn bit(self) -> u32 {
+    pub const fn bit(self) -> u32 {
         1 << (self as u8)
     }
 
@@ -186,8 +186,13 @@ pub struct Invalid {
 pub trait Plugin<'a>: Send + Sync {
     /// Volcano's plugin name.
     fn name(&self) -> &'static str;
-    /// Mask of [`Fn::bit`]s this plugin registers.
+    /// Mask of [`Fn::bit`]s this plugin registers: its declared capability set (the plugin
+    /// type's `FNS` constant).
     fn fns(&self) -> u32;
+    /// Mask of the functions the methods written for this plugin implement
+    /// ([`Fn::registered_by`] over their names); equals [`Plugin::fns`] for every plugin
+    /// (checked by a test).
+    fn implemented_fns(&self) -> u32;
     /// Job order: `Less` = `l` first.
     fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
         Ordering::Equal

@@ -187,3 +187,20 @@ plugin_impl! {
         }
     }
 }
+
+impl Gang {
+    /// The functions this plugin registers (its capability set, Volcano's `Add…Fn` calls in its
+    /// `OnSessionOpen`); `core/tests/plugin_fns.rs` checks it against the methods its
+    /// `plugin_impl!` block writes.
+    pub const FNS: u32 = {
+        use crate::framework::Fn as F;
+        F::JobOrder.bit()
+            | F::JobReady.bit()
+            | F::JobPipelined.bit()
+            | F::JobValid.bit()
+            | F::JobStarving.bit()
+            | F::Preemptable.bit()
+            | F::Reclaimable.bit()
+            | F::UnifiedEvictable.bit()
+    };
+}

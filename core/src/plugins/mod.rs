@@ -9,15 +9,19 @@
 //! function is on (volcano-behaviour.md §1.2, §1.5). [`Registry`] names the plugins that can be
 //! built; the session is opened with one ([`crate::framework::Session::open`]).
 
-/// Implements [`Plugin`] for a plugin type from the trait methods written in the block, and
-/// derives [`Plugin::fns`] from their names ([`Fn::registered_by`]): a plugin registers exactly
-/// the functions it implements. Write `plugin_impl! { impl<'a> for Type { fn name(..) .. } }`.
+/// Implements [`Plugin`] for a plugin type from the trait methods written in the block:
+/// [`Plugin::fns`] is the type's declared `FNS` constant, [`Plugin::implemented_fns`] the set
+/// derived from the method names ([`Fn::registered_by`]), which a test holds equal, so a plugin
+/// registers exactly the functions it implements. Write `plugin_impl! { impl<'a> for Type { fn name(..) .. } }`.
 macro_rules! plugin_impl {
     (impl<$a:lifetime> for $ty:ty {
         $( $(#[$m:meta])* fn $f:ident ( $($args:tt)* ) $(-> $ret:ty)? $body:block )*
     }) => {
         impl<$a> $crate::framework::Plugin<$a> for $ty {
             fn fns(&self) -> u32 {
+                <$ty>::FNS
+            }
+            fn implemented_fns(&self) -> u32 {
                 $crate::framework::Fn::registered_by(&[$(stringify!($f)),*])
             }
             $( $(#[$m])* fn $f ( $($args)* ) $(-> $ret)? $body )*
