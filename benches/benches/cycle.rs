@@ -16,8 +16,8 @@
 
 use basalt_benches::{cluster, shape_name};
 use basalt_core::conf::SchedulerConf;
+use basalt_core::framework::Session;
 use basalt_core::scheduler::run_cycle_in;
-use basalt_core::session::Session;
 use basalt_core::workload::{Churn, Variant, WorkloadSpec};
 use basalt_core::CycleOptions;
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -4,7 +4,7 @@
 
 use basalt_core::actions;
 use basalt_core::conf::SchedulerConf;
-use basalt_core::session::Session;
+use basalt_core::framework::Session;
 use basalt_core::workload::{Variant, WorkloadSpec};
 use basalt_core::CycleOptions;
 use std::time::Instant;

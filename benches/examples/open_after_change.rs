@@ -5,7 +5,7 @@
 //! `cargo run --release -p basalt-benches --example open_after_change -- NODES [PODS] [ROUNDS]`.
 
 use basalt_core::conf::SchedulerConf;
-use basalt_core::session::Session;
+use basalt_core::framework::Session;
 use basalt_core::workload::{Churn, Variant, WorkloadSpec};
 use basalt_core::CycleOptions;
 use std::time::Instant;

@@ -3,26 +3,11 @@
 
 use crate::actions;
 use crate::cluster::Cluster;
-use crate::conf::{ActionKind, SchedulerConf};
+use crate::conf::SchedulerConf;
 use crate::decision::Decisions;
-use crate::session::Session;
-
-/// Options of one cycle.
-#[derive(Clone, Debug, Default)]
-pub struct CycleOptions {
-    /// Seed of the random choice among equally scored nodes.
-    pub seed: u64,
-    /// Cycle number; becomes the session id written into PodGroup conditions (`transitionID`).
-    pub cycle: u64,
-    /// "Now" for the cycle's time-based rules, in milliseconds since the Unix epoch; 0 means
-    /// unknown, and then every rule that needs the time is off (e.g. `sla` never permits a job
-    /// for having waited, `cdp` protects no pod, `rescheduling` ignores its `interval` and runs
-    /// its strategies every cycle). The core reads no clock: `basalt simulate` sets the simulated time,
-    /// `basalt replay` its virtual clock, `basalt scheduler` the wall clock at cycle start
-    /// (Volcano's plugins call `time.Now()` during the cycle; one value per cycle keeps the
-    /// decisions deterministic). Copied into [`crate::session::State::now_ms`].
-    pub now_ms: i64,
-}
+use crate::framework::Registry;
+use crate::framework::Session;
+pub use crate::session::cycle::{CycleOptions, CyclePhase};
 
 /// Runs one cycle: open a session, run `conf.actions` in order, close.
 pub fn run_cycle(cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions) -> Decisions {
@@ -33,23 +18,6 @@ pub fn run_cycle(cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions) -
 /// [`run_cycle`] with a caller-owned arena (reset it between cycles to reuse its memory).
 pub fn run_cycle_in(arena: &bumpalo::Bump, cluster: &Cluster, conf: &SchedulerConf, opts: &CycleOptions) -> Decisions {
     run_cycle_observed(arena, cluster, conf, opts, |_| {})
-}
-
-/// A boundary between the phases of a cycle, reported to [`run_cycle_observed`]'s observer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CyclePhase {
-    /// The session's tables are built from the cluster copy; the plugins open next.
-    TablesBuilt,
-    /// A plugin's `OnSessionOpen` has run (its name, as in the conf).
-    PluginOpened(&'static str),
-    /// The session is open (Volcano `OpenSession`: tables built and every plugin opened).
-    Opened,
-    /// An action of `conf.actions` has run.
-    ActionDone(ActionKind),
-    /// A plugin's `OnSessionClose` has run (its name, as in the conf).
-    PluginClosed(&'static str),
-    /// The session is closed into [`Decisions`] (Volcano `CloseSession`).
-    Closed,
 }
 
 /// [`run_cycle_in`], calling `observe` after each phase, in order: [`CyclePhase::TablesBuilt`],
@@ -66,9 +34,23 @@ pub fn run_cycle_observed(
     cluster: &Cluster,
     conf: &SchedulerConf,
     opts: &CycleOptions,
+    observe: impl FnMut(CyclePhase),
+) -> Decisions {
+    run_cycle_with(arena, cluster, conf, opts, &crate::plugins::REGISTRY, observe)
+}
+
+/// [`run_cycle_observed`] with the plugins of `registry` instead of Basalt's
+/// ([`crate::plugins::REGISTRY`]): a conf plugin the registry lacks is skipped, as a session
+/// skips it ([`Session::open`]).
+pub fn run_cycle_with(
+    arena: &bumpalo::Bump,
+    cluster: &Cluster,
+    conf: &SchedulerConf,
+    opts: &CycleOptions,
+    registry: &Registry,
     mut observe: impl FnMut(CyclePhase),
 ) -> Decisions {
-    let mut ssn = Session::open_observed(arena, cluster, conf, opts, &crate::plugins::REGISTRY, &mut observe);
+    let mut ssn = Session::open_observed(arena, cluster, conf, opts, registry, &mut observe);
     observe(CyclePhase::Opened);
     for action in &conf.actions {
         actions::execute(*action, &mut ssn);

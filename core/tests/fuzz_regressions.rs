@@ -185,8 +185,8 @@ fn regression_nonzero_requested_sum_overflows_i64() {
 /// restores the session exactly".
 #[test]
 fn regression_discard_after_saturated_pipeline() {
+    use basalt_core::framework::Session;
     use basalt_core::session::tables::{NodeIdx, TaskIdx};
-    use basalt_core::session::Session;
     let mut c = Cluster::new();
     for d in [
         queue("q"),
@@ -216,8 +216,8 @@ fn regression_discard_after_saturated_pipeline() {
 /// before, so later scores on that node see less memory requested than there is.
 #[test]
 fn regression_discard_after_saturated_nonzero_request() {
+    use basalt_core::framework::Session;
     use basalt_core::session::tables::{NodeIdx, TaskIdx};
-    use basalt_core::session::Session;
     let mut c = Cluster::new();
     for d in [
         queue("q"),

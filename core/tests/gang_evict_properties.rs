@@ -15,11 +15,11 @@
 use basalt_core::actions::gang_evict::{self, Settings};
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::{ActionKind, SchedulerConf};
+use basalt_core::framework::fingerprint::NodeTasks;
+use basalt_core::framework::EvictionKind;
+use basalt_core::framework::Session;
 use basalt_core::model::PriorityClassSpec;
-use basalt_core::plugins::EvictionKind;
-use basalt_core::session::fingerprint::NodeTasks;
 use basalt_core::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use basalt_core::session::Session;
 use basalt_core::workload_mixed::{generate, MixedSpec};
 use basalt_core::{CycleOptions, Delta};
 use proptest::prelude::*;

@@ -5,9 +5,9 @@
 
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
-use basalt_core::session::fingerprint::NodeTasks;
+use basalt_core::framework::fingerprint::NodeTasks;
+use basalt_core::framework::Session;
 use basalt_core::session::tables::{NodeIdx, TaskIdx, TaskStatus};
-use basalt_core::session::Session;
 use basalt_core::workload::{generate, Variant, WorkloadSpec};
 use basalt_core::{run_cycle, CycleOptions, Decisions};
 use proptest::prelude::*;

@@ -2,10 +2,10 @@
 //! `session::node_view`): what it holds at session open and how the predicates plugin's event
 //! handler changes it on allocate, pipeline, evict and discard.
 
+use basalt_core::framework::Session;
 use basalt_core::model::{NodeSpec, PodGroupPhase, PodGroupSpec, PodPhase, PodSpec, QueueSpec};
 use basalt_core::resource::{ResourceList, CPU};
 use basalt_core::session::tables::{NodeIdx, TaskIdx};
-use basalt_core::session::Session;
 use basalt_core::{Cluster, CycleOptions, Delta, SchedulerConf};
 
 fn res(cpu: i64) -> ResourceList {

@@ -4,11 +4,11 @@
 
 mod support;
 
+use basalt_core::framework::Session;
 use basalt_core::model::*;
 use basalt_core::plugins::REGISTRY;
 use basalt_core::resource::ResourceList;
 use basalt_core::session::tables::TaskIdx;
-use basalt_core::session::Session;
 use basalt_core::{Cluster, CycleOptions, Delta, SchedulerConf};
 
 const NOW: i64 = 1_700_000_000_000;

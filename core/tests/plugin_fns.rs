@@ -1,8 +1,9 @@
-//! The function set each plugin registers is derived from the methods it implements
-//! (`plugins::plugin_impl!`), so a plugin announces exactly what it has.
+//! The function set each plugin registers is its declared capability set (`FNS`), held equal to
+//! the set derived from the methods it implements (`plugins::plugin_impl!`), so a plugin
+//! announces exactly what it has.
 
+use basalt_core::framework::Session;
 use basalt_core::plugins::{Fn, REGISTRY};
-use basalt_core::session::Session;
 use basalt_core::{Cluster, CycleOptions, SchedulerConf};
 
 fn mask(fns: &[Fn]) -> u32 {
@@ -46,6 +47,30 @@ fn each_plugin_registers_what_it_implements() {
         ("task-topology", mask(&[TaskOrder, NodeOrder, EventHandler])),
     ];
     assert_eq!(got, want);
+}
+
+#[test]
+fn each_plugin_declares_exactly_the_functions_it_implements() {
+    let mut conf_text = String::from("actions: \"allocate\"\ntiers:\n- plugins:\n");
+    for e in REGISTRY.entries {
+        conf_text.push_str(&format!("  - name: {}\n", e.name));
+    }
+    let conf = SchedulerConf::parse(&conf_text).unwrap().0;
+    let c = Cluster::new();
+    let arena = bumpalo::Bump::new();
+    let ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &REGISTRY);
+    let plugins: Vec<_> = ssn.plugins.tiers().iter().flatten().collect();
+    assert_eq!(plugins.len(), REGISTRY.entries.len(), "every registered plugin opened");
+    for s in plugins {
+        assert_eq!(
+            s.plugin.fns(),
+            s.plugin.implemented_fns(),
+            "plugin {}: declared FNS {:#b} differs from the methods it implements {:#b}",
+            s.plugin.name(),
+            s.plugin.fns(),
+            s.plugin.implemented_fns()
+        );
+    }
 }
 
 #[test]

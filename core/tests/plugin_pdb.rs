@@ -5,11 +5,11 @@
 
 mod support;
 
+use basalt_core::framework::Session;
 use basalt_core::model::*;
 use basalt_core::plugins::REGISTRY;
 use basalt_core::resource::ResourceList;
 use basalt_core::session::tables::TaskIdx;
-use basalt_core::session::Session;
 use basalt_core::{Cluster, CycleOptions, Delta, SchedulerConf};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {

@@ -16,11 +16,11 @@
 
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
+use basalt_core::framework::fingerprint::NodeTasks;
+use basalt_core::framework::Session;
 use basalt_core::model::PriorityClassSpec;
 use basalt_core::plugins::proportion::Proportion;
-use basalt_core::session::fingerprint::NodeTasks;
 use basalt_core::session::tables::{NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use basalt_core::session::Session;
 use basalt_core::workload_mixed::{generate, MixedSpec};
 use basalt_core::{CycleOptions, Delta};
 use proptest::prelude::*;

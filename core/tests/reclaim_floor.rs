@@ -8,10 +8,10 @@
 
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
+use basalt_core::framework::Session;
 use basalt_core::model::{NodeSpec, PodGroupPhase, PodGroupSpec, PodPhase, PodSpec, QueueSpec};
 use basalt_core::plugins::proportion::Proportion;
 use basalt_core::session::tables::QueueIdx;
-use basalt_core::session::Session;
 use basalt_core::{run_cycle, CycleOptions, Delta};
 use proptest::prelude::*;
 use std::collections::BTreeMap;

@@ -1,12 +1,13 @@
 //! The sla, nodegroup and task-topology plugins (volcano-behaviour.md §3), rule by rule, through
 //! the functions they register in a real session.
 
+use basalt_core::framework::Session;
 use basalt_core::model::{NodeGroupAffinity, NodeSpec, PodGroupPhase, PodGroupSpec, PodSpec, QueueSpec, TaskTopology};
 use basalt_core::plugins::{k8s::PodCtx, Plugin, Vote, REGISTRY};
 use basalt_core::resource::ResourceList;
 use basalt_core::session::fit::Reason;
 use basalt_core::session::tables::{JobIdx, NodeIdx, TaskIdx};
-use basalt_core::session::{Session, State};
+use basalt_core::session::State;
 use basalt_core::{Cluster, CycleOptions, Delta, SchedulerConf};
 use std::cmp::Ordering;
 

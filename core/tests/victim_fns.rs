@@ -5,11 +5,12 @@
 //! VictimTasks unites within a tier; Preemptive ANDs.
 
 use basalt_core::conf::PluginOption;
+use basalt_core::framework::Session;
 use basalt_core::model::{NodeSpec, PodGroupPhase, PodGroupSpec, PodPhase, PodSpec, QueueSpec};
 use basalt_core::plugins::{Entry, Fn, Plugin, Registry, Verdict};
 use basalt_core::resource::ResourceList;
 use basalt_core::session::tables::{QueueIdx, TaskIdx};
-use basalt_core::session::{Session, State};
+use basalt_core::session::State;
 use basalt_core::{Cluster, CycleOptions, Delta, SchedulerConf};
 
 /// A plugin answering with a fixed list (registered under the names of Volcano plugins Basalt
@@ -26,6 +27,9 @@ impl<'a> Plugin<'a> for Fixed {
     }
     fn fns(&self) -> u32 {
         Fn::registered_by(&["preemptable", "reclaimable", "victim_tasks", "preemptive"])
+    }
+    fn implemented_fns(&self) -> u32 {
+        self.fns()
     }
     fn preemptable(&self, _: &State<'a>, _: TaskIdx, c: &[TaskIdx], out: &mut Vec<TaskIdx>) -> Verdict {
         self.answer(c, out)

@@ -5,17 +5,17 @@
 //! other jobs and queues.
 
 use super::heap::GoHeap;
-use super::nodes::{best_node, predicate_nodes, NodeScan};
 use crate::conf::ActionKind;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
 use crate::intern::Sym;
-use crate::kernels::class_cache::{ClassCache, Pick};
 use crate::model::PodGroupPhase;
-use crate::plugins::gang::allocated_in_role;
-use crate::plugins::k8s::PodCtx;
+use crate::select::class_cache::{ClassCache, Pick};
+use crate::select::nodes::{best_node, predicate_nodes, NodeScan};
 use crate::session::fit::FitErrors;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Runs allocate.
@@ -51,21 +51,21 @@ pub fn execute(ssn: &mut Session<'_>) {
             continue;
         }
         let q = st.jobs.queue[j.ix()] as usize;
-        jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+        jobs[q].push_ordered(j, pl, st);
         if !queue_seen[q] {
             queue_seen[q] = true;
-            queues.push(QueueIdx(q as u32), &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(QueueIdx(q as u32), pl, st);
         }
     }
 
     let mut scan = NodeScan::new(ssn.state.nodes.len, use_cache);
     let opts = ssn.state.options();
-    let limit = opts.class_limit.unwrap_or_else(|| crate::kernels::class_cache::max_classes(ssn.state.nodes.len));
+    let limit = opts.class_limit.unwrap_or_else(|| crate::select::class_cache::max_classes(ssn.state.nodes.len));
     let mut classes = opts.class_cache.then(|| ClassCache::with_limit(limit));
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            match queues.pop_ordered(pl, st) {
                 Some(q) => q,
                 None => break,
             }
@@ -75,7 +75,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         let j = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+            match jobs[q.ix()].pop_ordered(pl, st) {
                 Some(j) => j,
                 None => continue,
             }
@@ -88,11 +88,11 @@ pub fn execute(ssn: &mut Session<'_>) {
             ssn.commit(stmt);
             if !tasks[j.ix()].is_empty() {
                 let (st, pl) = (&ssn.state, &ssn.plugins);
-                jobs[q.ix()].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+                jobs[q.ix()].push_ordered(j, pl, st);
             }
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
-        queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+        queues.push_ordered(q, pl, st);
     }
 }
 
@@ -121,7 +121,7 @@ fn need_continue(s: &State<'_>, j: JobIdx) -> bool {
         if role_min == 0 {
             continue;
         }
-        if allocated_in_role(s, j, role) < role_min {
+        if s.allocated_in_role(j, role) < role_min {
             return false;
         }
     }
@@ -149,7 +149,7 @@ fn allocate_tasks<'a>(
     loop {
         let t = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match tasks.pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+            match tasks.pop_ordered(pl, st) {
                 Some(t) => t,
                 None => break,
             }

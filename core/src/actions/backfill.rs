@@ -3,11 +3,10 @@
 //! session's non-transactional allocate (binds once the job is ready).
 
 use super::heap::GoHeap;
-use super::nodes::{best_node, predicate_nodes, NodeScan};
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
+use crate::select::nodes::{best_node, predicate_nodes, NodeScan};
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::Session;
-use std::cmp::Ordering;
 
 /// Runs backfill.
 pub fn execute(ssn: &mut Session<'_>) {
@@ -42,7 +41,7 @@ pub fn execute(ssn: &mut Session<'_>) {
                 && st.tasks.best_effort[t.ix()]
                 && !st.tasks.rec[t.ix()].spec.scheduling_gated
             {
-                tasks[j.ix()].push(t, &mut |a, b| pl.task_order(st, a, b) == Ordering::Less);
+                tasks[j.ix()].push_ordered(t, pl, st);
             }
         }
         if tasks[j.ix()].is_empty() {
@@ -51,16 +50,16 @@ pub fn execute(ssn: &mut Session<'_>) {
         let q = st.jobs.queue[j.ix()] as usize;
         if !queue_seen[q] {
             queue_seen[q] = true;
-            queues.push(QueueIdx(q as u32), &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(QueueIdx(q as u32), pl, st);
         }
-        jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+        jobs[q].push_ordered(j, pl, st);
     }
     let mut order = Vec::new();
     {
         let (st, pl) = (&ssn.state, &ssn.plugins);
-        while let Some(q) = queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
-            while let Some(j) = jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
-                while let Some(t) = tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+        while let Some(q) = queues.pop_ordered(pl, st) {
+            while let Some(j) = jobs[q.ix()].pop_ordered(pl, st) {
+                while let Some(t) = tasks[j.ix()].pop_ordered(pl, st) {
                     order.push((j, t));
                 }
             }

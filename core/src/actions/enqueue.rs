@@ -4,9 +4,9 @@
 
 use super::heap::GoHeap;
 use crate::decision::Event;
+use crate::framework::Session;
 use crate::model::PodGroupPhase;
 use crate::session::tables::{JobIdx, QueueIdx};
-use crate::session::Session;
 use std::cmp::Ordering;
 
 /// Runs enqueue.
@@ -33,14 +33,14 @@ pub fn execute(ssn: &mut Session<'_>) {
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            match queues.pop_ordered(pl, st) {
                 Some(q) => q,
                 None => break,
             }
         };
         let j = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+            match jobs[q.ix()].pop_ordered(pl, st) {
                 Some(j) => j,
                 None => continue,
             }
@@ -70,6 +70,6 @@ pub fn execute(ssn: &mut Session<'_>) {
             }
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
-        queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+        queues.push_ordered(q, pl, st);
     }
 }

@@ -32,14 +32,15 @@
 
 use super::gang_bundles::{self, Bundle};
 use super::heap::GoHeap;
-use super::nodes::{best_node, NodeScan};
 use super::victims::{preempt_predicate, Preemptors};
-use crate::plugins::k8s::PodCtx;
-use crate::plugins::EvictionKind;
+use crate::framework::k8s::PodCtx;
+use crate::framework::EvictionKind;
+use crate::framework::Session;
 use crate::resource::PODS;
+use crate::select::nodes::{best_node, NodeScan};
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Default of `maxDomains`.
@@ -79,7 +80,7 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
     {
         let (st, pl) = (&ssn.state, &ssn.plugins);
         for &q in &pre.queues {
-            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(q, pl, st);
         }
     }
     let mut scan = NodeScan::new(ssn.state.nodes.len, false);
@@ -87,7 +88,7 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            match queues.pop_ordered(pl, st) {
                 Some(q) => q,
                 None => break,
             }
@@ -98,7 +99,7 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
         loop {
             let j = {
                 let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+                match pre.jobs[q.ix()].pop_ordered(pl, st) {
                     Some(j) => j,
                     None => break,
                 }
@@ -125,11 +126,11 @@ pub fn pending_for_eviction(ssn: &Session<'_>, j: JobIdx) -> Vec<TaskIdx> {
     for t in s.jobs.tasks(j) {
         let rec = &s.tasks.rec[t.ix()].spec;
         if s.tasks.status[t.ix()] == TaskStatus::Pending && !rec.scheduling_gated && !s.tasks.best_effort[t.ix()] {
-            h.push(t, &mut |a, b| p.task_order(s, a, b) == Ordering::Less);
+            h.push_ordered(t, p, s);
         }
     }
     let mut out = Vec::with_capacity(h.len());
-    while let Some(t) = h.pop(&mut |a, b| p.task_order(s, a, b) == Ordering::Less) {
+    while let Some(t) = h.pop_ordered(p, s) {
         out.push(t);
     }
     out

@@ -6,7 +6,8 @@ pub mod enqueue;
 pub mod gang_bundles;
 pub mod gang_evict;
 pub mod heap;
-pub mod nodes;
+mod plugin_order;
+pub use crate::select::nodes;
 pub mod preempt;
 pub mod preempt_topology;
 pub mod reclaim;
@@ -14,7 +15,7 @@ pub mod shuffle;
 pub mod victims;
 
 use crate::conf::ActionKind;
-use crate::session::Session;
+use crate::framework::Session;
 
 /// Runs one action on the session (every action Volcano registers is implemented).
 pub fn execute(action: ActionKind, ssn: &mut Session<'_>) {
@@ -25,7 +26,7 @@ pub fn execute(action: ActionKind, ssn: &mut Session<'_>) {
         ActionKind::Preempt => preempt::execute(ssn),
         ActionKind::Reclaim => reclaim::execute(ssn),
         ActionKind::Shuffle => shuffle::execute(ssn),
-        ActionKind::GangPreempt => gang_evict::execute(ssn, crate::plugins::EvictionKind::GangPreempt),
-        ActionKind::GangReclaim => gang_evict::execute(ssn, crate::plugins::EvictionKind::GangReclaim),
+        ActionKind::GangPreempt => gang_evict::execute(ssn, crate::framework::EvictionKind::GangPreempt),
+        ActionKind::GangReclaim => gang_evict::execute(ssn, crate::framework::EvictionKind::GangReclaim),
     }
 }

@@ -19,10 +19,11 @@
 
 use super::preempt_topology::{self, CandidateLimits};
 use super::victims::{evict_until_fits, order_victims, pending_tasks, preempt_nodes, validate_victims, Attempt, Preemptors};
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Volcano's eviction reason for this action.
@@ -72,7 +73,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         let (st, pl) = (&ssn.state, &ssn.plugins);
         for &q in &pre.queues {
             if !pre.under_request[q.ix()].is_empty() {
-                queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+                queues.push_ordered(q, pl, st);
             }
         }
     }
@@ -80,7 +81,7 @@ pub fn execute(ssn: &mut Session<'_>) {
     loop {
         let q: QueueIdx = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            match queues.pop_ordered(pl, st) {
                 Some(q) => q,
                 None => break,
             }
@@ -89,7 +90,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         loop {
             let j = {
                 let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+                match pre.jobs[q.ix()].pop_ordered(pl, st) {
                     Some(j) => j,
                     None => break,
                 }
@@ -98,7 +99,7 @@ pub fn execute(ssn: &mut Session<'_>) {
             while ssn.plugins.job_starving(&ssn.state, j) {
                 let t = {
                     let (st, pl) = (&ssn.state, &ssn.plugins);
-                    match pre.tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+                    match pre.tasks[j.ix()].pop_ordered(pl, st) {
                         Some(t) => t,
                         None => break,
                     }
@@ -121,7 +122,7 @@ pub fn execute(ssn: &mut Session<'_>) {
             loop {
                 let t = {
                     let (st, pl) = (&ssn.state, &ssn.plugins);
-                    match tasks.pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+                    match tasks.pop_ordered(pl, st) {
                         Some(t) => t,
                         None => break,
                     }
@@ -198,9 +199,10 @@ fn candidate(s: &State<'_>, t: TaskIdx, v: TaskIdx, scope: Scope) -> bool {
     }
 }
 
-/// Volcano `preemptorFitsOnNode`: the queue may take the task (`Allocatable`), its request fits
-/// the node's FutureIdle, and the predicates pass.
-fn fits_on_node(ssn: &Session<'_>, ctx: &PodCtx, q: QueueIdx, t: TaskIdx, n: NodeIdx) -> bool {
+/// Volcano `preemptorFitsOnNode` (and the topology-aware preempt's dry-run `fits`): the queue
+/// may take the task (`Allocatable`), its request fits the node's FutureIdle, and the
+/// predicates pass.
+pub(super) fn fits_on_node(ssn: &Session<'_>, ctx: &PodCtx, q: QueueIdx, t: TaskIdx, n: NodeIdx) -> bool {
     let s = &ssn.state;
     ssn.plugins.allocatable(s, q, t)
         && s.fits_future_idle(s.tasks.req(t, s.dims), n)

@@ -19,11 +19,13 @@
 //! is sequential over the same nodes in the same order, so the same input gives the same plan.
 //! Pods have no start time in the cluster copy: their creation time stands in.
 
+use super::preempt::fits_on_node;
 use super::victims::{order_victims, preempt_predicate, validate_victims};
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
 use crate::session::statement::Statement;
 use crate::session::tables::{NodeIdx, QueueIdx, TaskIdx};
-use crate::session::{Session, State};
+use crate::session::State;
 
 /// Sizes of the dry run (Volcano `CandidateLimits`).
 #[derive(Clone, Copy, Debug)]
@@ -102,15 +104,6 @@ pub fn run<'a>(
     true
 }
 
-/// Whether `t` fits `n` now (Volcano's dry-run `fits`): queue allocatable, request ≤ FutureIdle,
-/// predicates.
-fn fits(ssn: &Session<'_>, ctx: &PodCtx, q: QueueIdx, t: TaskIdx, n: NodeIdx) -> bool {
-    let s = &ssn.state;
-    ssn.plugins.allocatable(s, q, t)
-        && s.fits_future_idle(s.tasks.req(t, s.dims), n)
-        && ssn.plugins.predicate(s, ctx, t, n).is_ok()
-}
-
 /// Volcano `SelectVictimsOnNode`: the minimal victim set of `n` for `t`, highest priority first,
 /// or `None` when evicting cannot make room. The session is left as it was.
 fn select_on_node<'a>(
@@ -134,7 +127,7 @@ fn select_on_node<'a>(
     for &v in &all {
         potential.push(v);
         ssn.evict(&mut dry, v, "");
-        if fits(ssn, ctx, q, t, n) {
+        if fits_on_node(ssn, ctx, q, t, n) {
             break;
         }
     }
@@ -151,7 +144,7 @@ fn select_on_node<'a>(
         for &v in victims.iter().chain(&potential[..i]) {
             ssn.evict(&mut dry, v, "");
         }
-        let ok = fits(ssn, ctx, q, t, n);
+        let ok = fits_on_node(ssn, ctx, q, t, n);
         ssn.discard(dry);
         if !ok {
             victims.push(potential[i]);

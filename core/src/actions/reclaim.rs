@@ -18,11 +18,11 @@
 
 use super::heap::GoHeap;
 use super::victims::{evict_until_fits, order_victims, preempt_nodes, validate_victims, Attempt, Preemptors};
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::Session;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Session, State};
-use std::cmp::Ordering;
+use crate::session::State;
 
 /// Volcano's eviction reason for this action.
 pub const REASON: &str = "reclaim";
@@ -34,14 +34,14 @@ pub fn execute(ssn: &mut Session<'_>) {
     {
         let (st, pl) = (&ssn.state, &ssn.plugins);
         for &q in &pre.queues {
-            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(q, pl, st);
         }
     }
     let mut buf = Buffers::default();
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop(&mut |a, b| pl.queue_order(st, a, b) == Ordering::Less) {
+            match queues.pop_ordered(pl, st) {
                 Some(q) => q,
                 None => break,
             }
@@ -51,7 +51,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         let j = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            match pre.jobs[q.ix()].pop(&mut |a, b| pl.job_order(st, a, b) == Ordering::Less) {
+            match pre.jobs[q.ix()].pop_ordered(pl, st) {
                 Some(j) => j,
                 None => continue,
             }
@@ -60,7 +60,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         while ssn.plugins.job_starving(&ssn.state, j) {
             let t = {
                 let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.tasks[j.ix()].pop(&mut |a, b| pl.task_order(st, a, b) == Ordering::Less) {
+                match pre.tasks[j.ix()].pop_ordered(pl, st) {
                     Some(t) => t,
                     None => break,
                 }
@@ -86,7 +86,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         if !pre.jobs[q.ix()].is_empty() {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_ordered(q, pl, st);
         }
     }
 }

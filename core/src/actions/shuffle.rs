@@ -8,8 +8,8 @@
 //! for the rest of the session, one eviction decision each, in the plugins' order). The action
 //! takes no arguments.
 
+use crate::framework::Session;
 use crate::session::tables::{TaskIdx, TaskStatus};
-use crate::session::Session;
 
 /// Volcano's eviction reason for this action.
 pub const REASON: &str = "shuffle";

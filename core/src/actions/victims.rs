@@ -6,10 +6,11 @@
 //! merge, or discard every eviction of that node.
 
 use super::heap::GoHeap;
-use crate::plugins::k8s::PodCtx;
+use crate::framework::k8s::PodCtx;
+use crate::framework::{Plugins, Session};
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use crate::session::{Plugins, Session, State};
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// Starving jobs by queue and their preemptor tasks, gathered once at the start of preempt or
@@ -51,7 +52,7 @@ impl Preemptors {
             if !pl.job_starving(st, j) {
                 continue;
             }
-            p.jobs[q].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+            p.jobs[q].push_ordered(j, pl, st);
             p.under_request[q].push(j);
             p.tasks[j.ix()] = pending_tasks(st, pl, j);
         }
@@ -64,7 +65,7 @@ pub fn pending_tasks<'a>(st: &State<'a>, pl: &Plugins<'a>, j: JobIdx) -> GoHeap<
     let mut h = GoHeap::default();
     for t in st.jobs.tasks(j) {
         if st.tasks.status[t.ix()] == TaskStatus::Pending && !st.tasks.rec[t.ix()].spec.scheduling_gated {
-            h.push(t, &mut |a, b| pl.task_order(st, a, b) == Ordering::Less);
+            h.push_ordered(t, pl, st);
         }
     }
     h

@@ -6,6 +6,7 @@
 //! types first.
 
 pub mod compile;
+pub mod kept;
 mod names;
 
 use crate::intern::{Interner, Sym};
@@ -177,8 +178,8 @@ pub struct QueueRec {
 }
 
 /// What changed since the kept session layout was made: the input of
-/// [`crate::session::layout::Layout::patch`]. Recorded by [`Cluster::apply`] only while a layout
-/// is kept, and emptied by [`Cluster::prepare`].
+/// `session::layout::Layout::patch`. Recorded by [`Cluster::apply`] only while a layout
+/// is kept, and emptied by `Cluster::prepare` (`session::kept_layout`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
     /// Pod slots whose record was created, replaced or removed (in apply order, may repeat).
@@ -229,11 +230,12 @@ pub struct Cluster {
     /// PodGroup, so a job that appears can find pods that arrived before it.
     members: HashMap<String, HashMap<String, Vec<PodId>>>,
     generation: u64,
-    prepared: Option<Box<crate::session::layout::Layout>>,
+    /// The kept session layout (`session::kept_layout`), stored without naming its type.
+    pub(crate) prepared: kept::KeptSlot,
     /// The buffers of the layout before the last patch, reused by the next one.
-    spare: Box<crate::session::layout::Layout>,
+    pub(crate) spare: kept::KeptSlot,
     /// Changes since `prepared` was made.
-    changes: Changes,
+    pub(crate) changes: Changes,
     /// Interner length that triggers the next compaction (see [`Cluster::compact_names`]).
     names_limit: usize,
     /// The last [`Delta::Rescheduled`] applied (`None`: the strategies never ran).
@@ -304,7 +306,7 @@ impl Cluster {
 
     /// Notes a change for the kept layout (nothing is kept: nothing to note).
     fn note(&mut self, f: impl FnOnce(&mut Changes)) {
-        if self.prepared.is_some() && !self.changes.global {
+        if self.prepared.0.is_some() && !self.changes.global {
             f(&mut self.changes);
         }
     }
@@ -595,36 +597,11 @@ impl Cluster {
         self.priority_classes.values().filter(|p| p.global_default).map(|p| p.value).max()
     }
 
-    /// Brings the kept session layout up to the current state, so that sessions opened before
-    /// the next change only copy it (`default_queue` as `--default-queue`).
-    ///
-    /// A kept layout for the same default queue is patched with the changes noted since it was
-    /// made ([`crate::session::layout::Layout::patch`]: only changed rows are recomputed); the
-    /// first call, a different default queue, or a global change ([`Changes::global`]) compute
-    /// it afresh ([`crate::session::layout::Layout::new`]). Either way the result equals a fresh
-    /// layout field by field.
-    pub fn prepare(&mut self, default_queue: &str) {
-        if self.prepared(default_queue).is_some() {
-            return;
-        }
-        let changes = std::mem::take(&mut self.changes);
-        let layout = match self.prepared.take() {
-            Some(mut l) if l.default_queue == default_queue && !changes.global => {
-                let mut spare = std::mem::take(&mut self.spare);
-                l.patch(self, &changes, &mut spare);
-                self.spare = spare;
-                l
-            }
-            _ => Box::new(crate::session::layout::Layout::new(self, default_queue)),
-        };
-        self.prepared = Some(layout);
-    }
-
     /// Drops the kept layout (the next session open computes one; the next
     /// [`Cluster::prepare`] makes a fresh one).
     pub fn forget_prepared(&mut self) {
-        self.prepared = None;
-        *self.spare = Default::default();
+        self.prepared = kept::KeptSlot::default();
+        self.spare = kept::KeptSlot::default();
         self.changes = Changes::default();
     }
 
@@ -647,11 +624,6 @@ impl Cluster {
     /// Number of PodGroup slots (ids are below it).
     pub fn pod_group_slots(&self) -> usize {
         self.groups.len()
-    }
-
-    /// The kept layout, if it is current and made for `default_queue`.
-    pub fn prepared(&self, default_queue: &str) -> Option<&crate::session::layout::Layout> {
-        self.prepared.as_deref().filter(|l| l.generation == self.generation && l.default_queue == default_queue)
     }
 
     /// When the `rescheduling` plugin's strategies last ran, ms since the Unix epoch (the last

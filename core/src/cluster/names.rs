@@ -40,8 +40,8 @@ impl Cluster {
         self.nodes.iter_mut().flatten().for_each(|n| node_syms(n, f));
         self.pods.iter_mut().flatten().for_each(|p| pod_syms(p, f));
         self.groups.iter_mut().flatten().for_each(|g| group_syms(g, f));
-        if let Some(l) = &mut self.prepared {
-            l.job_uid.iter_mut().for_each(&mut *f);
+        if let Some(l) = &mut self.prepared.0 {
+            l.syms(&mut *f);
         }
     }
 

@@ -130,12 +130,12 @@ pub struct SchedulerOptions {
     /// `--default-queue` (`default`): the queue of a PodGroup whose `spec.queue` is empty.
     pub default_queue: String,
     /// Basalt's optimised paths: incremental node choice for task classes
-    /// ([`crate::kernels::class_cache`]) and the inter-pod affinity index
+    /// ([`crate::select::class_cache`]) and the inter-pod affinity index
     /// ([`crate::session::affinity_index`]). Off gives the plain reference scans; decisions are
     /// the same either way. On by default.
     pub class_cache: bool,
     /// At most this many task classes kept per action (`None`: as many as
-    /// [`crate::kernels::class_cache::CLASS_MEMORY_BYTES`] holds). Bounds the classes' memory;
+    /// [`crate::select::class_cache::CLASS_MEMORY_BYTES`] holds). Bounds the classes' memory;
     /// decisions are the same for any value.
     pub class_limit: Option<usize>,
 }

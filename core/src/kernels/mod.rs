@@ -1,5 +1,5 @@
-//! Kernels of the hot path: incremental per-class node feasibility and scores, and the
-//! max-tree that picks the best node without scanning every node for every task.
+//! Pure kernels of the hot path: the max-tree that picks the best node without scanning every
+//! node for every task. They name no session type; the class cache over them is in
+//! [`crate::select::class_cache`].
 
-pub mod class_cache;
 pub mod maxtree;

@@ -485,3 +485,19 @@ plugin_impl! {
         }
     }
 }
+
+impl Capacity {
+    /// The functions this plugin registers (its capability set, Volcano's `Add…Fn` calls in its
+    /// `OnSessionOpen`); `core/tests/plugin_fns.rs` checks it against the methods its
+    /// `plugin_impl!` block writes.
+    pub const FNS: u32 = {
+        use crate::framework::Fn as F;
+        F::QueueOrder.bit()
+            | F::Allocatable.bit()
+            | F::JobEnqueueable.bit()
+            | F::Reclaimable.bit()
+            | F::Preemptive.bit()
+            | F::VictimQueueOrder.bit()
+            | F::UnifiedEvictable.bit()
+    };
+}

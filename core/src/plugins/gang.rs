@@ -5,7 +5,6 @@
 //! victims' gangs).
 
 use super::{EvictionKind, Invalid, Verdict, Vote};
-use crate::intern::Sym;
 use crate::model::PodGroupCondition;
 use crate::session::tables::{JobIdx, TaskIdx, TaskStatus, NONE};
 use crate::session::State;
@@ -77,11 +76,6 @@ fn gang_victims(s: &State<'_>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) {
             out.push(v);
         }
     }
-}
-
-/// Allocated tasks per role of `j` (Volcano `getJobAllocatedRoles`).
-pub fn allocated_in_role(s: &State<'_>, j: JobIdx, role: Sym) -> i32 {
-    s.jobs.tasks(j).filter(|&t| s.role(t) == role && s.tasks.status[t.ix()].allocated()).count() as i32
 }
 
 plugin_impl! {
@@ -192,4 +186,21 @@ plugin_impl! {
             }
         }
     }
+}
+
+impl Gang {
+    /// The functions this plugin registers (its capability set, Volcano's `Add…Fn` calls in its
+    /// `OnSessionOpen`); `core/tests/plugin_fns.rs` checks it against the methods its
+    /// `plugin_impl!` block writes.
+    pub const FNS: u32 = {
+        use crate::framework::Fn as F;
+        F::JobOrder.bit()
+            | F::JobReady.bit()
+            | F::JobPipelined.bit()
+            | F::JobValid.bit()
+            | F::JobStarving.bit()
+            | F::Preemptable.bit()
+            | F::Reclaimable.bit()
+            | F::UnifiedEvictable.bit()
+    };
 }

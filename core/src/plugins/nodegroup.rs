@@ -246,3 +246,13 @@ plugin_impl! {
         }
     }
 }
+
+impl NodeGroup {
+    /// The functions this plugin registers (its capability set, Volcano's `Add…Fn` calls in its
+    /// `OnSessionOpen`); `core/tests/plugin_fns.rs` checks it against the methods its
+    /// `plugin_impl!` block writes.
+    pub const FNS: u32 = {
+        use crate::framework::Fn as F;
+        F::Predicate.bit() | F::NodeOrder.bit()
+    };
+}

@@ -62,6 +62,16 @@ plugin_impl! {
     }
 }
 
+impl Priority {
+    /// The functions this plugin registers (its capability set, Volcano's `Add…Fn` calls in its
+    /// `OnSessionOpen`); `core/tests/plugin_fns.rs` checks it against the methods its
+    /// `plugin_impl!` block writes.
+    pub const FNS: u32 = {
+        use crate::framework::Fn as F;
+        F::JobOrder.bit() | F::TaskOrder.bit() | F::JobStarving.bit() | F::Preemptable.bit() | F::UnifiedEvictable.bit()
+    };
+}
+
 /// Priority of job row `j` (a task without a job has none: lowest).
 fn job_priority(s: &State<'_>, j: u32) -> i64 {
     if j == crate::session::tables::NONE {

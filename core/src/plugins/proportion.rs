@@ -106,6 +106,24 @@ impl Proportion {
         &self.deserved[q.ix() * self.dims..(q.ix() + 1) * self.dims]
     }
 
+    /// Whether queue `q` is Open and has room within deserved for task `t`'s request
+    /// (`Allocatable` and `Preemptive`): allocated + request ≤ deserved in every dimension the
+    /// task requests except `pods`, compared strictly; a queue without jobs always has room.
+    fn room_for(&self, s: &State<'_>, q: QueueIdx, t: TaskIdx) -> bool {
+        if s.queues.rec[q.ix()].spec.state != QueueState::Open {
+            return false;
+        }
+        if !s.queues.acct.has_jobs[q.ix()] {
+            return true;
+        }
+        let alloc = QueueAccounts::row(s.queues.acct.allocated, q, self.dims);
+        let deserved = self.deserved(q);
+        let req = s.tasks.req(t, self.dims);
+        (0..self.dims)
+            .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
+            .all(|d| alloc[d] as f64 + req[d] as f64 <= deserved[d])
+    }
+
     /// The share of queue `q`: max over dimensions with deserved ≥ 0.1 of allocated / deserved.
     pub fn share(&self, s: &State<'_>, q: QueueIdx) -> f64 {
         share(QueueAccounts::row(s.queues.acct.allocated, q, self.dims), self.deserved(q))
@@ -144,34 +162,12 @@ plugin_impl! {
         /// task requests more than 0 except `pods`, allocated + request ≤ deserved, compared
         /// strictly (no 0.1 tolerance). `pods` still counts in deserved, share and overused.
         fn allocatable(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
-            if s.queues.rec[q.ix()].spec.state != QueueState::Open {
-                return false;
-            }
-            if !s.queues.acct.has_jobs[q.ix()] {
-                return true;
-            }
-            let alloc = QueueAccounts::row(s.queues.acct.allocated, q, self.dims);
-            let deserved = self.deserved(q);
-            let req = s.tasks.req(t, self.dims);
-            (0..self.dims)
-                .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
-                .all(|d| alloc[d] as f64 + req[d] as f64 <= deserved[d])
+            self.room_for(s, q, t)
         }
         /// Volcano proportion's `PreemptiveFn`: the queue is Open and allocated + the task's
         /// request ≤ deserved in every dimension the task requests (as [`Plugin::allocatable`]).
         fn preemptive(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
-            if s.queues.rec[q.ix()].spec.state != QueueState::Open {
-                return false;
-            }
-            if !s.queues.acct.has_jobs[q.ix()] {
-                return true;
-            }
-            let alloc = QueueAccounts::row(s.queues.acct.allocated, q, self.dims);
-            let deserved = self.deserved(q);
-            let req = s.tasks.req(t, self.dims);
-            (0..self.dims)
-                .filter(|&d| req[d] > 0 && d != crate::resource::PODS)
-                .all(|d| alloc[d] as f64 + req[d] as f64 <= deserved[d])
+            self.room_for(s, q, t)
         }
         /// Volcano proportion's `ReclaimableFn`: candidates in order; per victim queue a running
         /// tally starting at its allocated; a candidate is taken (and the tally lowered by its
@@ -234,6 +230,21 @@ plugin_impl! {
             s.queue_shares = self.queue_shares(s);
         }
     }
+}
+
+impl Proportion {
+    /// The functions this plugin registers (its capability set, Volcano's `Add…Fn` calls in its
+    /// `OnSessionOpen`); `core/tests/plugin_fns.rs` checks it against the methods its
+    /// `plugin_impl!` block writes.
+    pub const FNS: u32 = {
+        use crate::framework::Fn as F;
+        F::QueueOrder.bit()
+            | F::Overused.bit()
+            | F::Allocatable.bit()
+            | F::JobEnqueueable.bit()
+            | F::Reclaimable.bit()
+            | F::Preemptive.bit()
+    };
 }
 
 impl Proportion {

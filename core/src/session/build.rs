@@ -2,13 +2,13 @@
 //! `openSession`): columns are copied, records resolved by id, and every task that sits on a
 //! node is added to it.
 
+use super::cycle::CycleOptions;
 use super::layout::Layout;
 use super::tables::*;
 use super::State;
 use crate::cluster::{Cluster, PodRec};
 use crate::conf::SchedulerConf;
 use crate::rng::SeededRng;
-use crate::scheduler::CycleOptions;
 use bumpalo::Bump;
 
 /// The task records in task order, resolved in pod-id order (see `Layout::tasks_by_pod`).

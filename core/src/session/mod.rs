@@ -1,20 +1,22 @@
 //! The per-cycle session (Volcano `framework.Session`): struct-of-arrays tables built into a
-//! `bumpalo` arena from the cluster copy, the plugins of the conf registered by tier, the
-//! operations actions use (through a [`statement::Statement`]), and the close that turns the
-//! session into [`Decisions`].
+//! `bumpalo` arena from the cluster copy, the layout the cluster copy keeps for them, the queue
+//! accounting, the operations actions use (through a [`statement::Statement`]), and the close
+//! that turns the session into [`Decisions`]. It names no plugin: the [`Session`] carries its
+//! plugins as a type parameter, told of every operation through [`SessionEvents`]
+//! (`crate::framework` opens it with the conf's plugins).
 //!
 //! It refuses I/O and locks; everything it allocates while scheduling comes from the arena.
 
 pub mod affinity_index;
 mod build;
 mod close;
+pub mod cycle;
+mod kept_layout;
 pub mod layout;
 pub mod node_view;
 pub mod queues;
 pub use close::job_fit_error as close_job_fit_error;
-pub mod fingerprint;
 pub mod fit;
-pub mod invoke;
 pub mod statement;
 pub mod tables;
 
@@ -23,10 +25,9 @@ use crate::conf::{SchedulerConf, SchedulerOptions};
 use crate::decision::Decisions;
 use crate::model::{PodGroupCondition, PodGroupPhase};
 use crate::rng::SeededRng;
-use crate::scheduler::{CycleOptions, CyclePhase};
 use bumpalo::Bump;
+pub use cycle::{CycleOptions, CyclePhase};
 use fit::FitErrors;
-pub use invoke::Plugins;
 use tables::*;
 
 /// Everything a session knows except its plugins: the tables and per-job scheduling notes.
@@ -312,61 +313,51 @@ impl<'a> State<'a> {
     }
 }
 
-/// A scheduling session: [`State`] plus the registered [`Plugins`].
-pub struct Session<'a> {
-    /// The arena the tables live in.
-    pub arena: &'a Bump,
-    /// Tables and notes.
-    pub state: State<'a>,
-    /// Plugins by tier.
-    pub plugins: Plugins<'a>,
-}
-
-impl<'a> Session<'a> {
-    /// Opens a session (Volcano `OpenSession`): builds the tables in `arena` from `cluster`,
-    /// then instantiates the conf's plugins tier by tier from `registry` (usually
-    /// [`crate::plugins::REGISTRY`]; a conf plugin it lacks is skipped).
-    pub fn open(
-        arena: &'a Bump,
-        cluster: &'a Cluster,
-        conf: &'a SchedulerConf,
-        opts: &CycleOptions,
-        registry: &crate::plugins::Registry,
-    ) -> Self {
-        Self::open_observed(arena, cluster, conf, opts, registry, &mut |_| {})
-    }
-
-    /// [`Session::open`], reporting [`CyclePhase::TablesBuilt`] once the tables are built and
-    /// [`CyclePhase::PluginOpened`] after each plugin's open (see
-    /// [`crate::scheduler::run_cycle_observed`]).
-    pub fn open_observed(
-        arena: &'a Bump,
-        cluster: &'a Cluster,
-        conf: &'a SchedulerConf,
-        opts: &CycleOptions,
-        registry: &crate::plugins::Registry,
-        observe: &mut dyn FnMut(CyclePhase),
-    ) -> Self {
+impl<'a> State<'a> {
+    /// Builds a session's tables in `arena` from `cluster` (Volcano `OpenSession` before the
+    /// plugins open), from the layout the cluster keeps when it is current
+    /// ([`Cluster::prepared`]), else from a fresh one.
+    pub fn open(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> Self {
         let dq = conf.options.default_queue.as_str();
         let mut state = match cluster.prepared(dq) {
             Some(l) => build::build(arena, cluster, l, Some(l), conf, opts),
             None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), None, conf, opts),
         };
         state.view = node_view::NodeView::start(arena, &state);
-        observe(CyclePhase::TablesBuilt);
-        let plugins = Plugins::open(conf, registry, &state, observe);
-        Session { arena, state, plugins }
+        state
     }
 
-    /// Closes the session (Volcano `CloseSession`): plugins' close, then PodGroup, Queue and
-    /// pod statuses.
-    pub fn close(self) -> Decisions {
-        self.close_observed(&mut |_| {})
+    /// The decisions of a session whose plugins have closed (Volcano `CloseSession`: PodGroup,
+    /// Queue and pod statuses).
+    pub fn decisions(&self) -> Decisions {
+        close::decisions(self)
     }
 
-    /// [`Session::close`], reporting [`CyclePhase::PluginClosed`] after each plugin's close.
-    pub fn close_observed(mut self, observe: &mut dyn FnMut(CyclePhase)) -> Decisions {
-        self.plugins.close(&mut self.state, observe);
-        close::decisions(&self.state)
+    /// Allocated tasks per role of `j` (Volcano `getJobAllocatedRoles`).
+    pub fn allocated_in_role(&self, j: JobIdx, role: crate::intern::Sym) -> i32 {
+        self.jobs.tasks(j).filter(|&t| self.role(t) == role && self.tasks.status[t.ix()].allocated()).count() as i32
     }
+}
+
+/// What a session's [`statement::Statement`] operations tell the registered plugins (Volcano's
+/// event handlers and `JobReady`, volcano-behaviour.md §1.5). The framework's plugin set
+/// implements it; the session layer names no plugin.
+pub trait SessionEvents<'a> {
+    /// A task was allocated or pipelined (Volcano `AllocateFunc`).
+    fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx);
+    /// A task was deallocated or evicted (Volcano `DeallocateFunc`).
+    fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx);
+    /// Whether job `j` is ready (Volcano `JobReady`, ANDed over the plugins).
+    fn job_ready(&self, s: &State<'a>, j: JobIdx) -> bool;
+}
+
+/// A scheduling session: [`State`] plus the registered plugins `P` (the framework's
+/// `crate::framework::Session` fixes `P` to its plugin set and opens and closes it).
+pub struct Session<'a, P> {
+    /// The arena the tables live in.
+    pub arena: &'a Bump,
+    /// Tables and notes.
+    pub state: State<'a>,
+    /// Plugins by tier.
+    pub plugins: P,
 }

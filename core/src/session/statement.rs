@@ -7,7 +7,7 @@
 //! evict fires `AllocateFunc`).
 
 use super::tables::*;
-use super::Session;
+use super::{Session, SessionEvents};
 use bumpalo::collections::Vec as BVec;
 
 /// What an operation did.
@@ -71,7 +71,7 @@ impl<'a> Statement<'a> {
     }
 }
 
-impl<'a> Session<'a> {
+impl<'a, P: SessionEvents<'a>> Session<'a, P> {
     /// A new, empty statement.
     pub fn statement(&self) -> Statement<'a> {
         Statement { ops: BVec::new_in(self.arena) }

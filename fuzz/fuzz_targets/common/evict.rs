@@ -45,11 +45,11 @@
 //! everything: no bind, no pipeline, no eviction.
 
 use arbitrary::Arbitrary;
+use basalt_core::framework::fingerprint::NodeTasks;
+use basalt_core::framework::Session;
 use basalt_core::model::{PriorityClassSpec, QueueSpec};
 use basalt_core::resource::PODS;
-use basalt_core::session::fingerprint::NodeTasks;
 use basalt_core::session::tables::{NodeIdx, QueueIdx, TaskIdx, TaskStatus};
-use basalt_core::session::Session;
 use basalt_core::workload_mixed::{generate, MixedSpec};
 use basalt_core::{Cluster, CycleOptions, Decisions, Delta, SchedulerConf};
 use std::collections::{BTreeMap, HashMap, HashSet};

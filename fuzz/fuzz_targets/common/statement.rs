@@ -1,9 +1,9 @@
 //! Statement discard restores the session exactly: allocate and pipeline tasks inside a
 //! Statement, discard it, and compare everything observable with the state before.
 
-use basalt_core::session::fingerprint::NodeTasks;
+use basalt_core::framework::fingerprint::NodeTasks;
+use basalt_core::framework::Session;
 use basalt_core::session::tables::{NodeIdx, TaskIdx, TaskStatus};
-use basalt_core::session::Session;
 use basalt_core::{Cluster, CycleOptions, SchedulerConf};
 
 /// Applies `ops` (task, node, pipeline) to Pending tasks inside one Statement, discards it and

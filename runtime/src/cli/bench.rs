@@ -14,8 +14,8 @@
 use super::bench_plot;
 use super::bench_sweep::{SweepPoint, DEFAULT_REPEAT};
 use basalt_core::conf::SchedulerConf;
+use basalt_core::framework::Session;
 use basalt_core::scheduler::run_cycle_in;
-use basalt_core::session::Session;
 use basalt_core::workload::{generate, Churn, Variant, WorkloadSpec};
 use basalt_core::{Cluster, CycleOptions};
 use clap::{Args, ValueEnum};

@@ -8,12 +8,13 @@
 //! enough feasible nodes are found. Ties between equally scored nodes are broken by the
 //! session's seeded random source.
 
+use crate::framework::k8s::PodCtx;
+use crate::framework::{Plugins, Session};
 use crate::intern::Sym;
 use crate::limits::PARALLEL_NODE_THRESHOLD;
-use crate::plugins::k8s::PodCtx;
 use crate::session::fit::{FitErrors, Reason};
 use crate::session::tables::{JobIdx, NodeIdx, TaskIdx};
-use crate::session::{Plugins, Session, State};
+use crate::session::State;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
@@ -44,7 +45,7 @@ impl NodeScan {
     }
 
     /// Moves the start past `processed` nodes, as a scan that processed them does (for a pick
-    /// made without the scan, [`crate::kernels::class_cache`]).
+    /// made without the scan, [`crate::select::class_cache`]).
     pub fn advance(&mut self, processed: usize) {
         let nn = self.results.len();
         if nn > 0 {

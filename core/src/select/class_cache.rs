@@ -18,7 +18,7 @@
 //! the moving start, so their updates gather until the scan comes round again and each stale
 //! entry is recomputed once instead of once per update below it.
 //!
-//! The result is exactly the plain scan's (`actions::nodes`), which the tests check: the same
+//! The result is exactly the plain scan's (`select::nodes`), which the tests check: the same
 //! predicate and score functions run, only fewer times. Leaves are computed without inter-pod
 //! state; a task whose only inter-pod constraints are required anti-affinity (its own terms or
 //! existing pods' terms that match it) masks the nodes those forbid for its pick, when they are
@@ -28,15 +28,16 @@
 //! PreferNoSchedule taints the class does not tolerate (their score is normalised across the
 //! candidate nodes).
 
-use super::maxtree::{MaxTree, Window};
-use crate::actions::nodes::NodeScan;
+use crate::framework::k8s::PodCtx;
+use crate::framework::{Plugins, Session};
 use crate::intern::Sym;
+use crate::kernels::maxtree::{MaxTree, Window};
 use crate::limits::PARALLEL_NODE_THRESHOLD;
 use crate::model::TaintEffect;
-use crate::plugins::k8s::PodCtx;
+use crate::select::nodes::NodeScan;
 use crate::session::fit::Reason;
 use crate::session::tables::{NodeIdx, TaskIdx};
-use crate::session::{Plugins, Session, State};
+use crate::session::State;
 use hashbrown::HashMap;
 use rayon::prelude::*;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -220,7 +221,7 @@ fn key(idle: bool, score: f64) -> u128 {
 /// Into `w`, in scan order (from `start` to the last node, then from node 0): the nodes a
 /// predicate scan from `start` processes over a class whose feasible nodes are `tree`'s
 /// non-zero leaves; returns their number. The plain scan
-/// ([`crate::actions::nodes::predicate_nodes`]) stops right after the `want`-th feasible node
+/// ([`crate::select::nodes::predicate_nodes`]) stops right after the `want`-th feasible node
 /// (at the first when `want` is 0); with `want ≥ nn`, or fewer feasible nodes than `want`, it
 /// processes every node.
 fn window(tree: &mut MaxTree, start: usize, nn: usize, want: usize, w: &mut Window) -> usize {
@@ -240,7 +241,7 @@ fn window(tree: &mut MaxTree, start: usize, nn: usize, want: usize, w: &mut Wind
 }
 
 /// The best leaf of window `w`: its maximum key, a random one of the holders when several tie
-/// (drawn as [`crate::actions::nodes::best_node`] draws: only when there are several, uniformly
+/// (drawn as [`crate::select::nodes::best_node`] draws: only when there are several, uniformly
 /// by position in scan order). `None` when every leaf there is 0.
 fn best_of(tree: &MaxTree, w: &Window, rng: &mut crate::rng::SeededRng) -> Option<usize> {
     let k = if w.ties > 1 { rng.below(w.ties as usize) as u32 } else { 0 };
@@ -313,7 +314,7 @@ impl ClassCache {
         ClassCache { limit: limit.max(1), ..Default::default() }
     }
 
-    /// The node the plain scan ([`crate::actions::nodes::predicate_nodes`] with `scan`, then
+    /// The node the plain scan ([`crate::select::nodes::predicate_nodes`] with `scan`, then
     /// the idle / FutureIdle group and the best score) would choose for `t`, computed
     /// incrementally. On [`Pick::Node`] the scan's sampling start has moved as the plain scan
     /// would have moved it; otherwise `scan` is untouched.

@@ -8,12 +8,13 @@
 //! non-empty result wins; victim tasks unite within a tier, first non-empty tier; preemptive
 //! ANDs; victim queue order takes the first non-`Equal` answer, else reversed queue order.
 
-use super::fit::Reason;
-use super::tables::*;
-use super::State;
+use super::k8s::PodCtx;
+use super::plugin::{EvictionKind, Fn, Invalid, Plugin, Registry, Verdict, Vote};
 use crate::conf::{EnableFlags, SchedulerConf};
-use crate::plugins::{self, k8s::PodCtx, EvictionKind, Fn, Invalid, Plugin, Verdict, Vote};
-use crate::scheduler::CyclePhase;
+use crate::session::cycle::CyclePhase;
+use crate::session::fit::Reason;
+use crate::session::tables::*;
+use crate::session::State;
 use std::cmp::Ordering;
 
 /// A plugin in its tier, with the functions it registers that its flags leave on.
@@ -47,7 +48,7 @@ fn active_mask(p: &dyn Plugin<'_>, flags: &EnableFlags) -> u32 {
 impl<'a> Plugins<'a> {
     /// Instantiates the conf's plugins that `registry` has (Volcano `OnSessionOpen`, tier by
     /// tier), reporting [`CyclePhase::PluginOpened`] after each; the others are skipped.
-    pub fn open(conf: &SchedulerConf, registry: &plugins::Registry, s: &State<'a>, observe: &mut dyn FnMut(CyclePhase)) -> Self {
+    pub fn open(conf: &SchedulerConf, registry: &Registry, s: &State<'a>, observe: &mut dyn FnMut(CyclePhase)) -> Self {
         let tiers = conf
             .tiers
             .iter()

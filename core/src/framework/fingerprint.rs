@@ -5,8 +5,8 @@
 //! Not for the hot path: it formats every table and asks the plugins about every pair of jobs
 //! and queues, O(jobs² + queues² + queues × tasks).
 
-use super::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx};
 use super::Session;
+use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx};
 use std::fmt::Write;
 
 /// How a fingerprint lists the tasks on each node.

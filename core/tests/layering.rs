@@ -1,0 +1,214 @@
+//! The core's layering (docs/architecture.md, "Core"): every top-level module of `core/src` has
+//! a layer, and no file names (through `crate::`) a module of a higher layer. Reads the sources;
+//! comments and `#[cfg(test)]` modules are left out, as `../shared/tools/module-circles.py`
+//! does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first; a module may name modules of its own layer or lower ones.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("base", &["limits", "rng"]),
+    ("data", &["resource", "intern"]),
+    ("model", &["model", "conf", "kernels"]),
+    ("cluster", &["cluster"]),
+    ("decision", &["decision"]),
+    ("session", &["session"]),
+    ("framework", &["framework"]),
+    ("plugins", &["plugins"]),
+    ("select", &["select"]),
+    ("actions", &["actions"]),
+    ("cycle", &["scheduler"]),
+    ("testkit", &["workload", "workload_mixed"]),
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, mods)| mods.contains(&module))
+}
+
+/// Source text without comments and without a trailing `#[cfg(test)] mod … { … }`.
+fn strip(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("/*") {
+        out.push_str(&rest[..i]);
+        rest = rest[i..].find("*/").map_or("", |j| &rest[i + j + 2..]);
+    }
+    out.push_str(rest);
+    let mut lines = String::with_capacity(out.len());
+    for line in out.lines() {
+        let code = line.find("//").map_or(line, |i| &line[..i]);
+        lines.push_str(code);
+        lines.push('\n');
+    }
+    let mut at = 0;
+    while let Some(i) = lines[at..].find("#[cfg(test)]") {
+        let start = at + i;
+        let after = lines[start + "#[cfg(test)]".len()..].trim_start();
+        if after.starts_with("mod ") {
+            lines.truncate(start);
+            break;
+        }
+        at = start + 1;
+    }
+    lines
+}
+
+/// The top-level modules (or root re-exports) a source names through `crate::`: `crate::x::…`,
+/// `crate::x` and `use crate::{x::…, y};`.
+fn named(text: &str, root_names: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut push = |first: &str, shown: String| {
+        let module = root_names.get(first).cloned().unwrap_or_else(|| first.to_string());
+        out.push((module, shown));
+    };
+    let mut rest = text;
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        if let Some(list) = after.strip_prefix('{') {
+            let end = list.find("};").or_else(|| list.find('}')).unwrap_or(list.len());
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in list[..end].chars().chain(std::iter::once(',')) {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        let head: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                        if !head.is_empty() {
+                            push(&head, format!("crate::{{{}}}", item.trim()));
+                        }
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+        } else {
+            let head: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let shown: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+            if !head.is_empty() {
+                push(&head, format!("crate::{}", shown.trim_end_matches(':')));
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+/// Names re-exported at the crate root (`pub use module::{A, B};` in lib.rs) → their module.
+fn root_names(lib: &str) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    for line in strip(lib).lines() {
+        let Some(spec) = line.trim().strip_prefix("pub use ").and_then(|s| s.strip_suffix(';')) else {
+            continue;
+        };
+        let Some((module, items)) = spec.split_once("::") else { continue };
+        let items = items.trim_start_matches('{').trim_end_matches('}');
+        for item in items.split(',') {
+            let name = item.trim().rsplit("::").next().unwrap_or("").trim();
+            if !name.is_empty() {
+                map.insert(name.to_string(), module.to_string());
+            }
+        }
+    }
+    map
+}
+
+fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read core/src").map(|e| e.expect("dir entry").path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The top-level module a file of `src` belongs to (`None` for lib.rs).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    if first == "lib.rs" {
+        return None;
+    }
+    Some(first.trim_end_matches(".rs").to_string())
+}
+
+/// Every violation among `files` (path shown, module, stripped text): an unknown module, or a
+/// `crate::` name of a higher layer.
+fn violations(files: &[(String, String, String)], roots: &BTreeMap<String, String>) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (shown, module, text) in files {
+        let Some(own) = layer_of(module) else {
+            bad.push(format!("{shown}: module `{module}` has no layer in core/tests/layering.rs LAYERS"));
+            continue;
+        };
+        for (target, import) in named(text, roots) {
+            match layer_of(&target) {
+                Some(l) if l > own => bad.push(format!(
+                    "{shown}: `{import}` names `{target}` (layer {}) from `{module}` (layer {})",
+                    LAYERS[l].0, LAYERS[own].0
+                )),
+                _ => {}
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn no_module_names_a_higher_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("read lib.rs");
+    let roots = root_names(&lib);
+    let mut paths = Vec::new();
+    rs_files(&src, &mut paths);
+    let files: Vec<_> = paths
+        .iter()
+        .filter_map(|p| {
+            let module = module_of(&src, p)?;
+            let text = strip(&std::fs::read_to_string(p).expect("read source"));
+            Some((format!("core/src/{}", p.strip_prefix(&src).unwrap().display()), module, text))
+        })
+        .collect();
+    assert!(files.len() > 50, "read the core's sources ({} files)", files.len());
+    let bad = violations(&files, &roots);
+    assert!(bad.is_empty(), "upward imports in core:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn every_declared_module_has_a_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = strip(&std::fs::read_to_string(src.join("lib.rs")).expect("read lib.rs"));
+    let mods: Vec<&str> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';')).collect();
+    assert!(mods.contains(&"session"), "lib.rs declares its modules");
+    for m in mods {
+        assert!(layer_of(m).is_some(), "core/src/lib.rs: module `{m}` has no layer in LAYERS");
+    }
+}
+
+#[test]
+fn an_upward_import_is_reported_with_file_and_import() {
+    let roots = root_names("pub use scheduler::{run_cycle, CycleOptions};\npub use cluster::Cluster;");
+    let files = vec![
+        (
+            "core/src/session/mod.rs".to_string(),
+            "session".to_string(),
+            strip("use crate::cluster::Cluster;\n// use crate::actions::x;\nuse crate::framework::Plugins;\n"),
+        ),
+        ("core/src/cluster/mod.rs".to_string(), "cluster".to_string(), strip("use crate::{intern::Sym, CycleOptions};\n")),
+        (
+            "core/src/actions/mod.rs".to_string(),
+            "actions".to_string(),
+            strip("use crate::select::nodes;\n#[cfg(test)]\nmod tests {\n use crate::workload::x;\n}\n"),
+        ),
+    ];
+    let bad = violations(&files, &roots);
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert!(bad[0].starts_with("core/src/session/mod.rs: `crate::framework::Plugins` names `framework`"), "{}", bad[0]);
+    assert!(bad[1].starts_with("core/src/cluster/mod.rs: `crate::{CycleOptions}` names `scheduler`"), "{}", bad[1]);
+}
