@@ -3,7 +3,7 @@
 //! * [`watch`]: kube-rs watchers of Nodes, Pods, PodGroups, Queues and PriorityClasses;
 //! * [`mirror`]: watch events → core deltas on the cluster copy, with assumed binds and relists;
 //! * [`cycle`]: one scheduling cycle on the mirror and the API work its decisions make;
-//! * [`binder`] and [`status`]: that API work, asynchronous, rate-limited ([`limiter`]) and
+//! * [`binder`] (with [`volume_binder`] for claims before pods) and [`status`]: that API work, asynchronous, rate-limited ([`limiter`]) and
 //!   retried; [`outstanding`] counts the binds that events and reporting updates wait for;
 //! * [`leader`]: leader election on a `coordination.k8s.io/v1` Lease, client-go's algorithm;
 //! * [`reload`]: the scheduler conf, re-read when its file (or ConfigMap volume) changes;
@@ -25,4 +25,5 @@ pub mod outstanding;
 pub mod reload;
 pub mod runner;
 pub mod status;
+pub mod volume_binder;
 pub mod watch;
