@@ -1,6 +1,8 @@
 //! Shared helpers of Basalt's benches: build a cluster copy from a seeded workload shape and
 //! name the shape (`n10000_p100000_gang10`).
 
+pub mod volumes;
+
 use basalt_core::cluster::Cluster;
 use basalt_core::workload::{generate, WorkloadSpec};
 

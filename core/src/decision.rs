@@ -190,4 +190,8 @@ pub struct Decisions {
     /// how the plugin's `interval` (Volcano `util.IsToBeExecuted`, volcano-behaviour.md §3) is
     /// kept across cycles while the core stays without a clock or memory of its own.
     pub rescheduled_ms: Option<i64>,
+    /// What must happen before some of `binds` are sent (kube-scheduler's volume binder,
+    /// volcano-behaviour.md §1.6 PreBind): PVs to bind to claims and claims to provision for the
+    /// chosen node. A bind whose pod has an entry here waits until its claims are bound.
+    pub volume_bindings: Vec<crate::model::VolumeBinding>,
 }

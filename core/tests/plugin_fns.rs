@@ -29,7 +29,8 @@ fn each_plugin_registers_what_it_implements() {
         ("overcommit", mask(&[JobEnqueueable, JobEnqueued])),
         // QueueOrder and Reclaimable decide only with enableHierarchy (neutral otherwise).
         ("drf", mask(&[JobOrder, QueueOrder, Preemptable, Reclaimable, EventHandler])),
-        ("predicates", mask(&[Predicate, EventHandler])),
+        // PrePredicate: VolumeBinding's PreFilter and the DRA refusal, as Volcano's PrePredicateFn.
+        ("predicates", mask(&[PrePredicate, Predicate, EventHandler])),
         // Allocated and inqueue live in the session's queue table, kept by the session itself.
         ("proportion", mask(&[QueueOrder, Overused, Allocatable, Preemptive, Reclaimable, JobEnqueueable])),
         ("nodeorder", mask(&[NodeOrder, BatchNodeOrder])),

@@ -15,9 +15,10 @@ use crate::convert::{self, ConvertError, DEFAULT_NAMESPACE};
 use crate::crd;
 use basalt_core::cluster::{Cluster, ClusterError, Delta};
 use k8s_openapi::api::core::v1::ResourceQuota;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -360,6 +361,10 @@ enum Kind {
     Job,
     PodDisruptionBudget,
     ResourceQuota,
+    PersistentVolumeClaim,
+    PersistentVolume,
+    StorageClass,
+    CsiNode,
 }
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -373,6 +378,10 @@ fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
         // v1beta1 (servers before 1.21) has the same fields the plugin reads.
         ("policy/v1" | "policy/v1beta1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
         ("v1", "ResourceQuota") => Kind::ResourceQuota,
+        ("v1", "PersistentVolumeClaim") => Kind::PersistentVolumeClaim,
+        ("v1", "PersistentVolume") => Kind::PersistentVolume,
+        ("storage.k8s.io/v1", "StorageClass") => Kind::StorageClass,
+        ("storage.k8s.io/v1", "CSINode") => Kind::CsiNode,
         _ => return None,
     })
 }
@@ -386,6 +395,7 @@ fn namespaced(kind: &str) -> bool {
             | "Namespace"
             | "PersistentVolume"
             | "StorageClass"
+            | "CSINode"
             | "ClusterRole"
             | "ClusterRoleBinding"
             | "CustomResourceDefinition"
@@ -467,6 +477,16 @@ impl Loader<'_> {
             Kind::ResourceQuota => {
                 self.convert(at, &kind, name, v, |q: ResourceQuota| convert::convert_resource_quota(&q).map(Delta::ResourceQuota))
             }
+            Kind::PersistentVolumeClaim => self.convert(at, &kind, name, v, |c: PersistentVolumeClaim| {
+                convert::convert_persistent_volume_claim(&c).map(Delta::PersistentVolumeClaim)
+            }),
+            Kind::PersistentVolume => self.convert(at, &kind, name, v, |p: PersistentVolume| {
+                convert::convert_persistent_volume(&p).map(Delta::PersistentVolume)
+            }),
+            Kind::StorageClass => {
+                self.convert(at, &kind, name, v, |c: StorageClass| convert::convert_storage_class(&c).map(Delta::StorageClass))
+            }
+            Kind::CsiNode => self.convert(at, &kind, name, v, |n: CSINode| convert::convert_csi_node(&n).map(Delta::CsiNode)),
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);

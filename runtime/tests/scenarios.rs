@@ -219,6 +219,30 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
             }
         }
     }
+    // volumeBindings: {"ns/pod": {claim: pv | "provision"}}, what the volume binder did for
+    // the pod's claims before its bind, over all cycles (exact per listed pod).
+    if let Some(want) = expect.get("volumeBindings").and_then(|v| v.as_mapping()) {
+        let mut got: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for c in &cycles {
+            for vb in c["volumeBindings"].as_array().into_iter().flatten() {
+                let e = got.entry(s(vb, "pod")).or_default();
+                for (claim, pv) in vb["bind"].as_object().into_iter().flatten() {
+                    e.insert(claim.clone(), pv.as_str().unwrap_or_default().to_string());
+                }
+                for claim in vb["provision"].as_array().into_iter().flatten() {
+                    e.insert(claim.as_str().unwrap_or_default().to_string(), "provision".into());
+                }
+            }
+        }
+        for (pod, claims) in want {
+            let pod = pod.as_str().unwrap_or_default().to_string();
+            let claims = str_map(claims);
+            let g = got.get(&pod).cloned().unwrap_or_default();
+            if g != claims {
+                bad.push(format!("volumeBindings {pod}: want {claims:?}, got {g:?}"));
+            }
+        }
+    }
     if let Some(want) = expect.get("unschedulable") {
         let got: BTreeMap<String, String> =
             last["unschedulable"].as_array().into_iter().flatten().map(|u| (s(u, "pod"), s(u, "message"))).collect();

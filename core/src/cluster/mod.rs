@@ -1,5 +1,5 @@
 //! The cluster copy the runtime keeps between cycles (the "mirror"): nodes, pods, PodGroups,
-//! Queues and PriorityClasses, changed only through [`Delta`]s, with names interned and
+//! Queues, PriorityClasses and storage objects, changed only through [`Delta`]s, with names interned and
 //! scheduling constraints compiled once on arrival. Sessions are built from it each cycle.
 //!
 //! It refuses I/O and Kubernetes types: the runtime converts objects into [`crate::model`]
@@ -8,6 +8,7 @@
 pub mod compile;
 pub mod kept;
 mod names;
+pub mod volumes;
 
 use crate::intern::{Interner, Sym};
 use crate::model::*;
@@ -92,6 +93,27 @@ pub enum Delta {
         /// When the strategies ran, ms since the Unix epoch.
         at_ms: i64,
     },
+    /// A PersistentVolumeClaim was added or changed.
+    PersistentVolumeClaim(PersistentVolumeClaimSpec),
+    /// A PersistentVolumeClaim was deleted.
+    PersistentVolumeClaimDeleted {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// A PersistentVolume was added or changed.
+    PersistentVolume(PersistentVolumeSpec),
+    /// A PersistentVolume was deleted (by name).
+    PersistentVolumeDeleted(String),
+    /// A StorageClass was added or changed.
+    StorageClass(StorageClassSpec),
+    /// A StorageClass was deleted (by name).
+    StorageClassDeleted(String),
+    /// A CSINode was added or changed.
+    CsiNode(CsiNodeSpec),
+    /// A CSINode was deleted (by name).
+    CsiNodeDeleted(String),
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -240,6 +262,8 @@ pub struct Cluster {
     names_limit: usize,
     /// The last [`Delta::Rescheduled`] applied (`None`: the strategies never ran).
     rescheduled_ms: Option<i64>,
+    /// PVCs, PVs, StorageClasses and CSINodes (read at session open, not laid out in rows).
+    volumes: volumes::VolumeStore,
 }
 
 /// Whether a label selector requirement is one Kubernetes' `LabelSelectorAsSelector` accepts:
@@ -505,6 +529,31 @@ impl Cluster {
             }
             // Read by the rescheduling plugin at session open, never laid out in rows.
             Delta::Rescheduled { at_ms } => self.rescheduled_ms = Some(at_ms),
+            // Storage objects are read by the volume filters at session open.
+            Delta::PersistentVolumeClaim(c) => {
+                self.volumes.claims.insert((c.namespace.clone(), c.name.clone()), c);
+            }
+            Delta::PersistentVolumeClaimDeleted { namespace, name } => {
+                self.volumes.claims.remove(&(namespace, name));
+            }
+            Delta::PersistentVolume(v) => {
+                self.volumes.volumes.insert(v.name.clone(), v);
+            }
+            Delta::PersistentVolumeDeleted(name) => {
+                self.volumes.volumes.remove(&name);
+            }
+            Delta::StorageClass(c) => {
+                self.volumes.classes.insert(c.name.clone(), c);
+            }
+            Delta::StorageClassDeleted(name) => {
+                self.volumes.classes.remove(&name);
+            }
+            Delta::CsiNode(n) => {
+                self.volumes.csi_nodes.insert(n.name.clone(), n);
+            }
+            Delta::CsiNodeDeleted(name) => {
+                self.volumes.csi_nodes.remove(&name);
+            }
         }
         Ok(())
     }
@@ -630,6 +679,11 @@ impl Cluster {
     /// [`Delta::Rescheduled`] applied); `None` when they never ran on this cluster copy.
     pub fn rescheduled_ms(&self) -> Option<i64> {
         self.rescheduled_ms
+    }
+
+    /// The storage objects (PVCs, PVs, StorageClasses, CSINodes).
+    pub fn volumes(&self) -> &volumes::VolumeStore {
+        &self.volumes
     }
 
     /// Bumped on every applied delta except [`Delta::Rescheduled`].

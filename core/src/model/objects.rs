@@ -150,6 +150,14 @@ pub struct PodSpec {
     pub disruption_target: bool,
     /// Container images (for image locality; informational).
     pub images: Vec<String>,
+    /// Volumes that refer to a PersistentVolumeClaim (`persistentVolumeClaim` or `ephemeral`),
+    /// in `spec.volumes` order; the volume filters read them ([`crate::session::volumes`]).
+    #[serde(default)]
+    pub volume_claims: Vec<super::volume::PodVolumeClaim>,
+    /// `spec.resourceClaims[].name` (dynamic resource allocation): Basalt allocates no
+    /// ResourceClaims, so such a pod stays pending with a message saying so.
+    #[serde(default)]
+    pub resource_claims: Vec<String>,
 }
 
 /// PodGroup phase (`status.phase`).

@@ -2,8 +2,10 @@
 //! Volcano's order: pod count, NodeUnschedulable, NodeAffinity, TaintToleration, NodePorts,
 //! InterPodAffinity, PodTopologySpread. The first failing filter is the node's reason.
 //!
-//! Volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding) and DRA are not modelled: the
-//! cluster copy has no PVC/PV/StorageClass objects, so they always pass here.
+//! The volume filters (NodeVolumeLimits, VolumeZone, VolumeBinding) run on the session's volume
+//! tables ([`crate::session::volumes`]): the bound-claim and zone checks with the static
+//! filters, the attach limits and unbound `WaitForFirstConsumer` claims after the others. A pod
+//! with `spec.resourceClaims` (DRA) fails its PrePredicate: Basalt allocates no claims.
 
 use super::k8s::{self, PodCtx};
 use crate::cluster::compile::{tolerated, CTaint};
@@ -13,9 +15,10 @@ use crate::model::TaintEffect;
 use crate::resource::PODS;
 use crate::session::fit::Reason;
 use crate::session::tables::{NodeIdx, TaskIdx};
+use crate::session::volumes::Volumes;
 use crate::session::State;
 
-const NO_VOLUMES: &str = "the cluster copy has no volumes: the volume filters always pass";
+const NO_SHAPE: &str = "storage capacity scoring is not modelled";
 
 /// The `arguments` keys predicates reads (Volcano's keys and defaults).
 pub const ARGS: &[ArgSpec] = &[
@@ -26,12 +29,15 @@ pub const ARGS: &[ArgSpec] = &[
     ArgSpec::new("predicate.PodTopologySpreadEnable", ArgKind::Bool, "true"),
     // A cache of predicate results: it changes no decision.
     ArgSpec::new("predicate.CacheEnable", ArgKind::Bool, "false"),
-    ArgSpec::new("predicate.NodeVolumeLimitsEnable", ArgKind::Bool, "true").ignored(NO_VOLUMES),
-    ArgSpec::new("predicate.VolumeZoneEnable", ArgKind::Bool, "true").ignored(NO_VOLUMES),
-    ArgSpec::new("predicate.VolumeBindingEnable", ArgKind::Bool, "true").ignored(NO_VOLUMES),
-    ArgSpec::new("volumebinding.bindTimeoutSeconds", ArgKind::Int, "600").ignored(NO_VOLUMES),
-    ArgSpec::new("volumebinding.weight", ArgKind::Int, "1").ignored(NO_VOLUMES),
-    ArgSpec::new("volumebinding.shape", ArgKind::Str, "\"\"").ignored(NO_VOLUMES),
+    ArgSpec::new("predicate.NodeVolumeLimitsEnable", ArgKind::Bool, "true"),
+    ArgSpec::new("predicate.VolumeZoneEnable", ArgKind::Bool, "true"),
+    ArgSpec::new("predicate.VolumeBindingEnable", ArgKind::Bool, "true"),
+    // The live binder's wait for claims to bind; no decision depends on it.
+    ArgSpec::new("volumebinding.bindTimeoutSeconds", ArgKind::Int, "600"),
+    // VolumeBinding scores only with StorageCapacityScoring (`shape`): without it every node
+    // scores the same, so the weight changes no decision.
+    ArgSpec::new("volumebinding.weight", ArgKind::Int, "1"),
+    ArgSpec::new("volumebinding.shape", ArgKind::Str, "\"\"").ignored(NO_SHAPE),
     ArgSpec::new("predicate.DynamicResourceAllocationEnable", ArgKind::Bool, "false")
         .ignored("dynamic resource allocation is not modelled"),
     ArgSpec::new("dynamicresources.filterTimeoutSeconds", ArgKind::Int, "10")
@@ -48,15 +54,21 @@ pub struct Predicates {
     /// Per node: schedulable and without NoSchedule/NoExecute taints, so a pod without node
     /// selector and required node affinity passes the static filters without reading the node.
     open_node: Vec<bool>,
+    /// The volume tables (`None` when no session pod mounts a claim or has resource claims).
+    volumes: Option<Volumes>,
+    /// `predicate.VolumeBindingEnable`, `predicate.VolumeZoneEnable`,
+    /// `predicate.NodeVolumeLimitsEnable`.
+    volume_binding: bool,
+    volume_zone: bool,
+    volume_limits: bool,
 }
 
 impl Predicates {
     /// Reads `predicate.NodeAffinityEnable`, `predicate.NodePortsEnable`,
     /// `predicate.TaintTolerationEnable`, `predicate.PodAffinityEnable`,
-    /// `predicate.PodTopologySpreadEnable` (all default true). The volume keys
-    /// (`predicate.NodeVolumeLimitsEnable`, `predicate.VolumeZoneEnable`,
-    /// `predicate.VolumeBindingEnable`) and `predicate.CacheEnable` are accepted and have no
-    /// effect.
+    /// `predicate.PodTopologySpreadEnable`, `predicate.NodeVolumeLimitsEnable`,
+    /// `predicate.VolumeZoneEnable`, `predicate.VolumeBindingEnable` (all default true), and
+    /// builds the volume tables; `predicate.CacheEnable` is accepted and has no effect.
     pub fn open(s: &State<'_>, a: &Arguments) -> Self {
         let on = |k: &str| a.bool(k).unwrap_or(true);
         let open_node = (0..s.nodes.len)
@@ -73,6 +85,10 @@ impl Predicates {
             taint_toleration: on("predicate.TaintTolerationEnable"),
             pod_affinity: on("predicate.PodAffinityEnable"),
             topology_spread: on("predicate.PodTopologySpreadEnable"),
+            volumes: Volumes::open(s),
+            volume_binding: on("predicate.VolumeBindingEnable"),
+            volume_zone: on("predicate.VolumeZoneEnable"),
+            volume_limits: on("predicate.NodeVolumeLimitsEnable"),
         }
     }
 }
@@ -104,7 +120,25 @@ impl Predicates {
         if self.topology_spread && !ctx.spread_hard.is_empty() {
             ctx.spread_filter(s, pod, n)?;
         }
-        Ok(())
+        self.volumes_dynamic(s, t, n)
+    }
+
+    /// VolumeZone and VolumeBinding's bound claims (static: the PVs' labels and node affinity).
+    fn volumes_static(&self, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        match &self.volumes {
+            Some(v) => v.predicate_static(t, n, self.volume_zone, self.volume_binding),
+            None => Ok(()),
+        }
+    }
+
+    /// NodeVolumeLimits, shared ReadWriteOnce claims and VolumeBinding's unbound claims.
+    fn volumes_dynamic(&self, s: &State<'_>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        let Some(v) = &self.volumes else { return Ok(()) };
+        match v.predicate_dynamic(s, t, n) {
+            Err(Reason::VolumeLimitExceeded) if !self.volume_limits => Ok(()),
+            Err(_) if !self.volume_binding => Ok(()),
+            r => r,
+        }
     }
 }
 
@@ -112,6 +146,14 @@ plugin_impl! {
     impl<'a> for Predicates {
         fn name(&self) -> &'static str {
             "predicates"
+        }
+        /// VolumeBinding's PreFilter (missing, deleting or unbound `Immediate` claims, unknown
+        /// StorageClass) and the DRA refusal.
+        fn pre_predicate(&self, _s: &State<'a>, t: TaskIdx) -> Result<(), String> {
+            match &self.volumes {
+                Some(v) => v.pre_predicate(t, self.volume_binding),
+                None => Ok(()),
+            }
         }
         fn predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
             self.pod_number(s, n)?;
@@ -121,7 +163,7 @@ plugin_impl! {
         fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
             let pod = &s.tasks.rec[t.ix()].c;
             if self.open_node[n.ix()] && pod.node_selector.is_empty() && pod.node_required.is_none() {
-                return Ok(());
+                return self.volumes_static(t, n);
             }
             if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
                 return Err(Reason::NodeUnschedulable);
@@ -134,7 +176,7 @@ plugin_impl! {
                     return Err(Reason::Taint(k, v));
                 }
             }
-            Ok(())
+            self.volumes_static(t, n)
         }
         fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
             self.pod_number(s, n)?;
@@ -142,12 +184,34 @@ plugin_impl! {
         }
         /// Volcano's predicates `AllocateFunc`: the pod joins the shared node view
         /// ([`crate::session::node_view`]).
+        /// It also reserves the pod's volumes (kube `Reserve`: assumed PVs, counted attachments).
         fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
             s.view_add(t);
+            if let Some(v) = &mut self.volumes {
+                v.on_allocate(s, t);
+            }
         }
-        /// Volcano's predicates `DeallocateFunc`: the pod leaves the node view.
+        /// Volcano's predicates `DeallocateFunc`: the pod leaves the node view and releases
+        /// what it reserved (kube `Unreserve`).
         fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
             s.view_remove(t);
+            if let Some(v) = &mut self.volumes {
+                v.on_deallocate(t);
+            }
+        }
+        /// The volume bindings of the committed binds become part of the decisions.
+        fn on_close(&mut self, s: &mut State<'a>) {
+            if let Some(v) = &self.volumes {
+                s.volume_bindings = v.bindings(s);
+            }
+        }
+        /// Pods whose volumes depend on this cycle's placements take the plain scan; pods with
+        /// only bound claims share a class with pods whose PVs impose the same constraints.
+        fn class_key(&self, _s: &State<'a>, t: TaskIdx) -> Option<u64> {
+            match &self.volumes {
+                Some(v) => v.class_key(t),
+                None => Some(0),
+            }
         }
     }
 }

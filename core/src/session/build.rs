@@ -133,6 +133,7 @@ pub(super) fn build<'a>(
         report_order: col(arena, kept.map(|k| &k.report_order[..]), &l.report_order),
         node_changes: Vec::new(),
         view: Default::default(),
+        volume_bindings: Vec::new(),
     };
     if !l.affinity_tasks.is_empty() && conf.options.class_cache {
         state.affinity_index =

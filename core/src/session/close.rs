@@ -127,6 +127,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         events: s.events.clone(),
         preemption: s.preemption.clone(),
         rescheduled_ms: s.rescheduled_ms,
+        volume_bindings: s.volume_bindings.clone(),
         ..Default::default()
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {

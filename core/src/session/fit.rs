@@ -35,6 +35,18 @@ pub enum Reason {
     NodeGroupAffinityNotFound,
     /// `node does not satisfy the node group affinity` (nodegroup).
     NodeGroupUnsatisfied,
+    /// `node(s) had volume node affinity conflict` (VolumeBinding: a bound PV's node affinity).
+    VolumeNodeConflict,
+    /// `node(s) didn't find available persistent volumes to bind` (VolumeBinding: no PV and no
+    /// provisioner for an unbound `WaitForFirstConsumer` claim).
+    VolumeBindConflict,
+    /// `node(s) had no available volume zone` (VolumeZone).
+    VolumeZoneConflict,
+    /// `node(s) exceed max volume count` (NodeVolumeLimits, CSI).
+    VolumeLimitExceeded,
+    /// `node(s) unavailable: a ReadWriteOnce claim of the pod is in use on another node`
+    /// (Basalt: the volume cannot be attached to two nodes).
+    VolumeRwoInUse,
 }
 
 impl Reason {
@@ -50,6 +62,9 @@ impl Reason {
                 | Reason::NodeGroupLabelNotFound
                 | Reason::NodeGroupAffinityNotFound
                 | Reason::NodeGroupUnsatisfied
+                | Reason::VolumeNodeConflict
+                | Reason::VolumeBindConflict
+                | Reason::VolumeZoneConflict
         )
     }
 
@@ -70,6 +85,11 @@ impl Reason {
             Reason::NodeGroupLabelNotFound => "node group label not found".into(),
             Reason::NodeGroupAffinityNotFound => "node group affinity not specified".into(),
             Reason::NodeGroupUnsatisfied => "node does not satisfy the node group affinity".into(),
+            Reason::VolumeNodeConflict => "node(s) had volume node affinity conflict".into(),
+            Reason::VolumeBindConflict => "node(s) didn't find available persistent volumes to bind".into(),
+            Reason::VolumeZoneConflict => "node(s) had no available volume zone".into(),
+            Reason::VolumeLimitExceeded => "node(s) exceed max volume count".into(),
+            Reason::VolumeRwoInUse => "node(s) unavailable: a ReadWriteOnce claim of the pod is in use on another node".into(),
         }
     }
 }

@@ -19,6 +19,7 @@ pub use close::job_fit_error as close_job_fit_error;
 pub mod fit;
 pub mod statement;
 pub mod tables;
+pub mod volumes;
 
 use crate::cluster::Cluster;
 use crate::conf::{SchedulerConf, SchedulerOptions};
@@ -91,6 +92,9 @@ pub struct State<'a> {
     /// The kube-scheduler plugins' node view (pods, non-zero and plain requests per node),
     /// changed in the session only by the predicates plugin's event handler.
     pub view: node_view::NodeView<'a>,
+    /// What must happen before the committed binds' Bindings (claims the predicates plugin's
+    /// volume binder assumed), set at its close ([`Decisions::volume_bindings`]).
+    pub volume_bindings: Vec<crate::model::VolumeBinding>,
 }
 
 impl<'a> State<'a> {

@@ -77,7 +77,11 @@ pub(crate) fn label_selector(obj: ObjRef<'_>, field: &str, s: &meta::LabelSelect
     Ok(LabelSelector { match_labels: s.match_labels.clone().unwrap_or_default(), match_expressions })
 }
 
-fn node_selector_term(obj: ObjRef<'_>, field: &str, t: &k8s::NodeSelectorTerm) -> Result<NodeSelectorTerm, ConvertError> {
+pub(crate) fn node_selector_term(
+    obj: ObjRef<'_>,
+    field: &str,
+    t: &k8s::NodeSelectorTerm,
+) -> Result<NodeSelectorTerm, ConvertError> {
     let reqs = |list: &Option<Vec<k8s::NodeSelectorRequirement>>, sub: &str, g: Grammar| {
         list.iter()
             .flatten()

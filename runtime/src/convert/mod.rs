@@ -17,6 +17,7 @@ pub mod quantity;
 pub mod queue;
 pub mod quota;
 pub mod resources;
+pub mod volume;
 
 pub use disruption::convert_pod_disruption_budget;
 pub use node::convert_node;
@@ -25,6 +26,7 @@ pub use podgroup::convert_pod_group;
 pub use priorityclass::convert_priority_class;
 pub use queue::convert_queue;
 pub use quota::convert_resource_quota;
+pub use volume::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

@@ -276,6 +276,8 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
             .and_then(|s| s.conditions.as_ref())
             .is_some_and(|cs| cs.iter().any(|c| c.type_ == "DisruptionTarget" && c.status == "True")),
         images,
+        volume_claims: super::volume::pod_volume_claims(&name, spec),
+        resource_claims: spec.resource_claims.iter().flatten().map(|c| c.name.clone()).collect(),
         labels,
         namespace: ns,
         name,

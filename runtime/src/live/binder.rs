@@ -49,11 +49,20 @@ pub struct BinderConfig {
     pub max_attempts: u32,
     /// First retry delay (doubles per retry, capped at 5 s).
     pub backoff: Duration,
+    /// How long a bind waits for its claims to be bound before giving up
+    /// (`volumebinding.bindTimeoutSeconds`, Volcano's default 600 s).
+    pub volume_timeout: Duration,
 }
 
 impl Default for BinderConfig {
     fn default() -> Self {
-        BinderConfig { workers: 64, timeout: Duration::from_secs(10), max_attempts: 5, backoff: Duration::from_millis(100) }
+        BinderConfig {
+            workers: 64,
+            timeout: Duration::from_secs(10),
+            max_attempts: 5,
+            backoff: Duration::from_millis(100),
+            volume_timeout: Duration::from_secs(600),
+        }
     }
 }
 
@@ -93,8 +102,17 @@ fn binding_body(r: &BindRequest) -> serde_json::Value {
     })
 }
 
-/// Sends one bind with retries; never panics, always returns an outcome.
+/// Sends one bind with retries; never panics, always returns an outcome. A bind with volume
+/// bindings first binds the claims ([`super::volume_binder`]); when that fails the Binding is
+/// not sent and the outcome is Volcano's PreBind failure.
 pub async fn bind_one(client: &Client, limiter: &RateLimiter, cfg: &BinderConfig, r: BindRequest) -> BindResult {
+    if let Some(vb) = &r.volumes {
+        limiter.acquire().await;
+        if let Err(e) = super::volume_binder::bind_volumes(client, vb, cfg.volume_timeout).await {
+            let msg = format!("execute preBind for pod {}/{} failed: {e}, resync the task", r.namespace, r.name);
+            return BindResult { request: r, outcome: BindOutcome::Failed(msg), attempts: 1 };
+        }
+    }
     let api: Api<Pod> = Api::namespaced(client.clone(), &r.namespace);
     let body = binding_body(&r);
     let pp = PostParams::default();
@@ -188,7 +206,13 @@ mod tests {
 
     #[test]
     fn binding_names_pod_uid_and_node() {
-        let b = binding_body(&BindRequest { namespace: "ns".into(), name: "p".into(), uid: "u".into(), node: "n".into() });
+        let b = binding_body(&BindRequest {
+            namespace: "ns".into(),
+            name: "p".into(),
+            uid: "u".into(),
+            node: "n".into(),
+            volumes: None,
+        });
         assert_eq!(b["metadata"]["uid"], "u");
         assert_eq!(b["target"]["name"], "n");
         assert_eq!(b["kind"], "Binding");

@@ -387,7 +387,14 @@ impl Scheduler {
                     bound_groups.insert((p.spec.namespace.clone(), g.clone()));
                 }
             }
-            if let Some(req) = self.mirror.assume(b.pod, b.node) {
+            let vb = self.mirror.cluster.pod(b.pod).and_then(|p| {
+                d.volume_bindings.iter().find(|v| v.namespace == p.spec.namespace && v.pod == p.spec.name).cloned()
+            });
+            if let Some(mut req) = self.mirror.assume(b.pod, b.node) {
+                if let Some(vb) = vb {
+                    self.mirror.assume_volumes(&vb);
+                    req.volumes = Some(vb);
+                }
                 if created > 0 {
                     summary.task_stages.push((TaskStage::Assumed, (now_ms - created).max(0) as f64));
                 }

@@ -14,6 +14,7 @@
 //!   so a missed delete is not kept forever and nothing that still exists is lost.
 //! * A bad object is skipped and reported (once per distinct problem), never a panic.
 
+use crate::convert::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 use crate::convert::{
     convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class, convert_queue,
     convert_resource_quota,
@@ -21,8 +22,9 @@ use crate::convert::{
 use crate::crd;
 use basalt_core::cluster::{Cluster, Delta, NodeId, PodId};
 use basalt_core::model::PodSpec;
-use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceQuota};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::api::DynamicObject;
 use kube::ResourceExt;
 use std::collections::{HashMap, HashSet};
@@ -48,12 +50,31 @@ pub enum Kind {
     PodDisruptionBudget,
     /// `v1.ResourceQuota` (`resourcequota` plugin).
     ResourceQuota,
+    /// `v1.PersistentVolumeClaim` (volume filters).
+    PersistentVolumeClaim,
+    /// `v1.PersistentVolume`.
+    PersistentVolume,
+    /// `storage.k8s.io/v1` StorageClass.
+    StorageClass,
+    /// `storage.k8s.io/v1` CSINode (attach limits).
+    CsiNode,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 7] =
-        [Kind::Node, Kind::Pod, Kind::PodGroup, Kind::Queue, Kind::PriorityClass, Kind::PodDisruptionBudget, Kind::ResourceQuota];
+    pub const ALL: [Kind; 11] = [
+        Kind::Node,
+        Kind::Pod,
+        Kind::PodGroup,
+        Kind::Queue,
+        Kind::PriorityClass,
+        Kind::PodDisruptionBudget,
+        Kind::ResourceQuota,
+        Kind::PersistentVolumeClaim,
+        Kind::PersistentVolume,
+        Kind::StorageClass,
+        Kind::CsiNode,
+    ];
 
     fn ix(self) -> usize {
         self as usize
@@ -69,6 +90,10 @@ impl Kind {
             Kind::PriorityClass => "PriorityClass",
             Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::ResourceQuota => "ResourceQuota",
+            Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            Kind::PersistentVolume => "PersistentVolume",
+            Kind::StorageClass => "StorageClass",
+            Kind::CsiNode => "CSINode",
         }
     }
 }
@@ -91,6 +116,14 @@ pub enum Object {
     PodDisruptionBudget(Box<DynamicObject>),
     /// A ResourceQuota.
     ResourceQuota(Box<ResourceQuota>),
+    /// A PersistentVolumeClaim.
+    PersistentVolumeClaim(Box<PersistentVolumeClaim>),
+    /// A PersistentVolume.
+    PersistentVolume(Box<PersistentVolume>),
+    /// A StorageClass.
+    StorageClass(Box<StorageClass>),
+    /// A CSINode.
+    CsiNode(Box<CSINode>),
 }
 
 impl Object {
@@ -104,6 +137,10 @@ impl Object {
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
             Object::ResourceQuota(_) => Kind::ResourceQuota,
+            Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
+            Object::PersistentVolume(_) => Kind::PersistentVolume,
+            Object::StorageClass(_) => Kind::StorageClass,
+            Object::CsiNode(_) => Kind::CsiNode,
         }
     }
 
@@ -118,6 +155,10 @@ impl Object {
             Object::PriorityClass(o) => (String::new(), o.name_any()),
             Object::PodDisruptionBudget(o) => (ns(o.namespace()), o.name_any()),
             Object::ResourceQuota(o) => (ns(o.namespace()), o.name_any()),
+            Object::PersistentVolumeClaim(o) => (ns(o.namespace()), o.name_any()),
+            Object::PersistentVolume(o) => (String::new(), o.name_any()),
+            Object::StorageClass(o) => (String::new(), o.name_any()),
+            Object::CsiNode(o) => (String::new(), o.name_any()),
         }
     }
 }
@@ -174,6 +215,9 @@ pub struct BindRequest {
     pub uid: String,
     /// Target node.
     pub node: String,
+    /// Claims to bind before the Binding (the decision's volume binding), `None` when the
+    /// pod's claims are all bound (or it has none).
+    pub volumes: Option<basalt_core::model::VolumeBinding>,
 }
 
 /// How one watch event changed the mirror (for logs and tests).
@@ -206,6 +250,8 @@ pub struct Mirror {
     priority_classes: HashSet<String>,
     budgets: HashSet<Key>,
     quotas: HashSet<Key>,
+    /// Storage objects stored (PVC, PV, StorageClass, CSINode), by kind and key.
+    storage: HashSet<(Kind, Key)>,
     relist: [Option<HashSet<Key>>; Kind::ALL.len()],
     synced: [bool; Kind::ALL.len()],
     reported: HashMap<(Kind, Key), String>,
@@ -232,6 +278,7 @@ impl Mirror {
             priority_classes: HashSet::new(),
             budgets: HashSet::new(),
             quotas: HashSet::new(),
+            storage: HashSet::new(),
             relist: Default::default(),
             synced: [false; Kind::ALL.len()],
             reported: HashMap::new(),
@@ -341,6 +388,9 @@ impl Mirror {
             Kind::PriorityClass => self.priority_classes.iter().map(|n| (String::new(), n.clone())).collect(),
             Kind::PodDisruptionBudget => self.budgets.iter().cloned().collect(),
             Kind::ResourceQuota => self.quotas.iter().cloned().collect(),
+            Kind::PersistentVolumeClaim | Kind::PersistentVolume | Kind::StorageClass | Kind::CsiNode => {
+                self.storage.iter().filter(|(k, _)| *k == kind).map(|(_, key)| key.clone()).collect()
+            }
         }
     }
 
@@ -363,6 +413,16 @@ impl Mirror {
                 .then(|| Delta::PodDisruptionBudgetDeleted { namespace: key.0.clone(), name: key.1.clone() }),
             Kind::ResourceQuota => {
                 self.quotas.remove(key).then(|| Delta::ResourceQuotaDeleted { namespace: key.0.clone(), name: key.1.clone() })
+            }
+            Kind::PersistentVolumeClaim | Kind::PersistentVolume | Kind::StorageClass | Kind::CsiNode => {
+                self.storage.remove(&(kind, key.clone())).then(|| match kind {
+                    Kind::PersistentVolumeClaim => {
+                        Delta::PersistentVolumeClaimDeleted { namespace: key.0.clone(), name: key.1.clone() }
+                    }
+                    Kind::PersistentVolume => Delta::PersistentVolumeDeleted(key.1.clone()),
+                    Kind::StorageClass => Delta::StorageClassDeleted(key.1.clone()),
+                    _ => Delta::CsiNodeDeleted(key.1.clone()),
+                })
             }
         };
         match delta {
@@ -478,7 +538,36 @@ impl Mirror {
                 self.quotas.insert(key);
                 Applied::Stored
             }
+            Object::PersistentVolumeClaim(o) => {
+                let d = convert_persistent_volume_claim(&o).map(Delta::PersistentVolumeClaim);
+                self.apply_storage(kind, key, d)
+            }
+            Object::PersistentVolume(o) => {
+                let d = convert_persistent_volume(&o).map(Delta::PersistentVolume);
+                self.apply_storage(kind, key, d)
+            }
+            Object::StorageClass(o) => {
+                let d = convert_storage_class(&o).map(Delta::StorageClass);
+                self.apply_storage(kind, key, d)
+            }
+            Object::CsiNode(o) => {
+                let d = convert_csi_node(&o).map(Delta::CsiNode);
+                self.apply_storage(kind, key, d)
+            }
         }
+    }
+
+    /// Stores a converted storage object (or refuses it, naming the field).
+    fn apply_storage(&mut self, kind: Kind, key: Key, d: Result<Delta, crate::convert::ConvertError>) -> Applied {
+        let d = match d {
+            Ok(d) => d,
+            Err(e) => return self.refuse(kind, &key, e.to_string()),
+        };
+        if let Err(a) = self.store(kind, &key, d) {
+            return a;
+        }
+        self.storage.insert((kind, key));
+        Applied::Stored
     }
 
     fn apply_pod(&mut self, pod: &Pod, key: Key) -> Applied {
@@ -525,6 +614,19 @@ impl Mirror {
         result
     }
 
+    /// Records what a bind's volume binding will write (the PVs' `claimRef`s) in the cluster
+    /// copy at once, as kube-scheduler's assume cache does: later cycles do not offer those PVs
+    /// to other claims while the PV controller works. The watch's echo replaces it.
+    pub fn assume_volumes(&mut self, vb: &basalt_core::model::VolumeBinding) {
+        for (claim, pv) in &vb.bind {
+            let Some(spec) = self.cluster.volumes().volumes.get(pv) else { continue };
+            let mut spec = spec.clone();
+            let uid = self.cluster.volumes().claim(&vb.namespace, claim).map(|c| c.uid.clone()).unwrap_or_default();
+            spec.claim_ref = Some(basalt_core::model::ClaimRef { namespace: vb.namespace.clone(), name: claim.clone(), uid });
+            let _ = self.put(Delta::PersistentVolume(spec));
+        }
+    }
+
     /// Records the decision to bind `pod` to `node`: the pod counts on the node from now on.
     /// Returns the bind to send, or `None` when the pod or node is gone.
     pub fn assume(&mut self, pod: PodId, node: NodeId) -> Option<BindRequest> {
@@ -532,8 +634,13 @@ impl Mirror {
         let mut spec: PodSpec = self.cluster.pod(pod)?.spec.clone();
         let key = (spec.namespace.clone(), spec.name.clone());
         spec.node_name = node_name.clone();
-        let req =
-            BindRequest { namespace: spec.namespace.clone(), name: spec.name.clone(), uid: spec.uid.clone(), node: node_name };
+        let req = BindRequest {
+            namespace: spec.namespace.clone(),
+            name: spec.name.clone(),
+            uid: spec.uid.clone(),
+            node: node_name,
+            volumes: None,
+        };
         self.assumed.insert(key, Assumed { uid: spec.uid.clone(), node: req.node.clone(), since: Instant::now() });
         self.put(Delta::Pod(spec)).ok()?;
         Some(req)
@@ -688,7 +795,10 @@ mod tests {
         m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
         let (p, n) = (m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap());
         let req = m.assume(p, n).unwrap();
-        assert_eq!(req, BindRequest { namespace: "ns".into(), name: "a".into(), uid: "u1".into(), node: "n1".into() });
+        assert_eq!(
+            req,
+            BindRequest { namespace: "ns".into(), name: "a".into(), uid: "u1".into(), node: "n1".into(), volumes: None }
+        );
         assert_eq!(node_of(&m, "a"), "n1");
         // An update still without nodeName (e.g. a status write) arrives before the bind lands.
         assert_eq!(m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano"))), Applied::KeptAssumed);

@@ -3,8 +3,9 @@
 //! * [`watch`]: kube-rs watchers of Nodes, Pods, PodGroups, Queues and PriorityClasses;
 //! * [`mirror`]: watch events → core deltas on the cluster copy, with assumed binds and relists;
 //! * [`cycle`]: one scheduling cycle on the mirror and the API work its decisions make;
-//! * [`binder`] and [`status`]: that API work, asynchronous, rate-limited and
-//!   retried (under [`crate::plumbing::limiter`]); [`outstanding`] counts the binds that events and reporting updates wait for;
+//! * [`binder`] (with [`volume_binder`] for claims before pods) and [`status`]: that API work,
+//!   asynchronous, rate-limited and retried (under [`crate::plumbing::limiter`]); [`outstanding`]
+//!   counts the binds that events and reporting updates wait for;
 //! * [`reload`]: the scheduler conf, re-read when its file (or ConfigMap volume) changes;
 //! * [`metrics`]: Volcano's `volcano_*` scheduler metrics and Basalt's own, served on
 //!   `/metrics`, with `/healthz`;
@@ -23,4 +24,5 @@ pub mod outstanding;
 pub mod reload;
 pub mod runner;
 pub mod status;
+pub mod volume_binder;
 pub mod watch;

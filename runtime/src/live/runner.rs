@@ -300,7 +300,24 @@ async fn run_async(args: SchedulerOptions) -> u8 {
     let bind_done = in_tx.clone();
     let binds_outstanding = Arc::new(BindsOutstanding::new());
     let outstanding = binds_outstanding.clone();
-    let binder_cfg = BinderConfig { workers: args.bind_workers as usize, timeout: args.api_timeout, ..BinderConfig::default() };
+    // The predicates plugin's `volumebinding.bindTimeoutSeconds` (read at start; Volcano reads
+    // it at plugin build too).
+    let volume_timeout = conf
+        .current()
+        .tiers
+        .iter()
+        .flat_map(|t| &t.plugins)
+        .find(|p| p.name == "predicates")
+        .and_then(|p| p.arguments.int("volumebinding.bindTimeoutSeconds"))
+        .filter(|&s| s > 0)
+        .map(|s| std::time::Duration::from_secs(s as u64))
+        .unwrap_or(BinderConfig::default().volume_timeout);
+    let binder_cfg = BinderConfig {
+        workers: args.bind_workers as usize,
+        timeout: args.api_timeout,
+        volume_timeout,
+        ..BinderConfig::default()
+    };
     let m = metrics.clone();
     let binder =
         tokio::spawn(binder::run(client.clone(), limiter.clone(), binder_cfg, bind_rx, Arc::new(leading.clone()), move |r| {

@@ -1,5 +1,6 @@
 //! Watches (on the generic loop of [`crate::plumbing::watch`]): one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses,
-//! PodDisruptionBudgets, ResourceQuotas), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
+//! PodDisruptionBudgets, ResourceQuotas, PersistentVolumeClaims, PersistentVolumes,
+//! StorageClasses, CSINodes), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
 //! watchers relist on their own after a `410 Gone` or a broken stream (kube-rs `watcher`, with
 //! its default exponential backoff on errors), and a relist arrives as `Init … InitDone`, which
 //! the [`super::mirror::Mirror`] turns into a resync.
@@ -8,8 +9,9 @@ use super::mirror::{Kind, Object, WatchEvent};
 use crate::crd;
 use crate::plumbing;
 use crate::plumbing::watch::WatchStats;
-use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceQuota};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use kube::Client;
@@ -120,7 +122,7 @@ impl<K> MapEvent<K> for Event<K> {
     }
 }
 
-/// Starts the seven watchers, each watch request with `timeoutSeconds` = `timeout` (see
+/// Starts the eleven watchers, each watch request with `timeoutSeconds` = `timeout` (see
 /// [`config`]); each event goes to `send` (returning false stops that watcher).
 pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> Vec<JoinHandle<()>> {
     vec![
@@ -170,6 +172,38 @@ pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout:
             Kind::ResourceQuota,
             Api::<ResourceQuota>::all(client.clone()),
             |o| Object::ResourceQuota(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+            timeout,
+        ),
+        spawn_typed(
+            Kind::PersistentVolumeClaim,
+            Api::<PersistentVolumeClaim>::all(client.clone()),
+            |o| Object::PersistentVolumeClaim(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+            timeout,
+        ),
+        spawn_typed(
+            Kind::PersistentVolume,
+            Api::<PersistentVolume>::all(client.clone()),
+            |o| Object::PersistentVolume(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+            timeout,
+        ),
+        spawn_typed(
+            Kind::StorageClass,
+            Api::<StorageClass>::all(client.clone()),
+            |o| Object::StorageClass(Box::new(o)),
+            send.clone(),
+            stats.clone(),
+            timeout,
+        ),
+        spawn_typed(
+            Kind::CsiNode,
+            Api::<CSINode>::all(client.clone()),
+            |o| Object::CsiNode(Box::new(o)),
             send.clone(),
             stats.clone(),
             timeout,

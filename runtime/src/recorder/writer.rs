@@ -84,7 +84,8 @@ fn unix_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]), the rescheduling
+/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]), storage objects and
+/// the rescheduling
 /// plugin's last run ([`Cluster::rescheduled_ms`]) included when there is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
@@ -95,6 +96,11 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(c.pods().map(|(_, p)| Delta::Pod(p.spec.clone())));
     out.extend(c.disruption_budgets().map(|b| Delta::PodDisruptionBudget(b.clone())));
     out.extend(c.resource_quotas().map(|q| Delta::ResourceQuota(q.clone())));
+    let v = c.volumes();
+    out.extend(v.classes.values().map(|x| Delta::StorageClass(x.clone())));
+    out.extend(v.volumes.values().map(|x| Delta::PersistentVolume(x.clone())));
+    out.extend(v.claims.values().map(|x| Delta::PersistentVolumeClaim(x.clone())));
+    out.extend(v.csi_nodes.values().map(|x| Delta::CsiNode(x.clone())));
     out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }

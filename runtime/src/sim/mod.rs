@@ -26,6 +26,7 @@ pub mod kubelet;
 pub mod report;
 pub mod startup;
 pub mod timing;
+pub mod volumes;
 
 use crate::load::{self, LoadOptions, LoadReport};
 use basalt_core::cluster::{Cluster, Delta};
@@ -287,7 +288,8 @@ impl Simulator {
     }
 }
 
-/// The changes a cluster makes in answer to `d`: bound pods get their node and run; pods that
+/// The changes a cluster makes in answer to `d`: the claims of its volume bindings are bound
+/// ([`volumes::bind_volumes`]); bound pods get their node and run; pods that
 /// were already terminating before this cycle are deleted (the kubelet finished them); evicted
 /// pods start terminating (deletion timestamp and `DisruptionTarget`, as Volcano's evict writes
 /// them; volcano-behaviour.md §1.6); a pod pipelined where victims were evicted for it gets
@@ -297,6 +299,8 @@ impl Simulator {
 /// `now_ms` is 0). All ids are resolved before anything changes.
 pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
     let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
+    // The PV controller binds the claims before the pods' Bindings land.
+    out.extend(volumes::bind_volumes(cluster, &d.volume_bindings));
     for (_, p) in cluster.pods() {
         if p.spec.deleting && !p.spec.node_name.is_empty() {
             out.push(Delta::PodDeleted { namespace: p.spec.namespace.clone(), name: p.spec.name.clone() });

@@ -104,6 +104,24 @@ pub struct CycleReport {
     /// Jobs; an extension of the contract).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<super::jobs::JobTransition>,
+    /// What the volume binder does before some binds (absent when nothing; an extension of
+    /// the contract).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub volume_bindings: Vec<VolumeBindingReport>,
+}
+
+/// One bind's volume bindings: static PVs bound to claims, claims given to their provisioner.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeBindingReport {
+    /// `ns/name` of the pod.
+    pub pod: String,
+    /// The node it is bound to.
+    pub node: String,
+    /// Claim name → PV name (the PV's `claimRef` is set).
+    pub bind: BTreeMap<String, String>,
+    /// Claims annotated `volume.kubernetes.io/selected-node` for their provisioner.
+    pub provision: Vec<String>,
 }
 
 /// A PodGroup event (`kubectl describe pg` would show it).
@@ -189,6 +207,16 @@ impl CycleReport {
                 .collect(),
             skipped: d.skipped.iter().map(|(g, r)| SkippedReport { pod_group: group_name(c, *g), reason: r.clone() }).collect(),
             jobs: Vec::new(),
+            volume_bindings: d
+                .volume_bindings
+                .iter()
+                .map(|b| VolumeBindingReport {
+                    pod: format!("{}/{}", b.namespace, b.pod),
+                    node: b.node.clone(),
+                    bind: b.bind.iter().cloned().collect(),
+                    provision: b.provision.clone(),
+                })
+                .collect(),
         }
     }
 }

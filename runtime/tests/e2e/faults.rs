@@ -220,7 +220,7 @@ async fn watch_ends_with_410_gone() -> support::Result<()> {
     let during = rig.gangs("during", 4, 3, "500m").await?;
     let recovery = rig.wait_bound(&during, Duration::from_secs(60)).await?;
     report("watch_ends_with_410_gone", recovery, rig.proxy.count_since(t0, scheduler_request));
-    // Each watcher relists after its backoff (0.8 s, jittered): all seven within 15 s.
+    // Each watcher relists after its backoff (0.8 s, jittered): all eleven within 15 s.
     let lists = support::wait_for("a relist of every kind", Duration::from_secs(15), || async {
         let n = rig.proxy.count_since(t0, |r| scheduler_request(r) && r.verb == "list");
         Ok((n >= 7).then_some(n))

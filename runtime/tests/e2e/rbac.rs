@@ -31,6 +31,10 @@ type Grant = (String, String, String);
 const GRANTED_FOR_LATER: &[(&str, &str, &str, &str)] = &[
     ("", "pods", "delete", "evicting preempt/reclaim victims (Write::Evict); the default conf runs neither action"),
     ("scheduling.volcano.sh", "podgroups", "get", "re-reading a PodGroup after a 409 conflict (e2e/status_writes.rs)"),
+    ("", "persistentvolumeclaims", "get", "the volume binder waits for a claim to be bound (e2e/volumes.rs)"),
+    ("", "persistentvolumeclaims", "patch", "the volume binder's selected-node annotation (e2e/volumes.rs)"),
+    ("", "persistentvolumes", "get", "the volume binder's rollback reads the PV (e2e/volumes.rs)"),
+    ("", "persistentvolumes", "patch", "the volume binder writes a static PV's claimRef (e2e/volumes.rs)"),
 ];
 
 /// The rules of `deploy/fresh/rbac.yaml`'s ClusterRole `volcano-scheduler`, one grant per
