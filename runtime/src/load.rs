@@ -360,6 +360,7 @@ enum Kind {
     Job,
     PodDisruptionBudget,
     ResourceQuota,
+    HyperNode,
 }
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -373,6 +374,7 @@ fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
         // v1beta1 (servers before 1.21) has the same fields the plugin reads.
         ("policy/v1" | "policy/v1beta1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
         ("v1", "ResourceQuota") => Kind::ResourceQuota,
+        ("topology.volcano.sh/v1alpha1", "HyperNode") => Kind::HyperNode,
         _ => return None,
     })
 }
@@ -389,6 +391,7 @@ fn namespaced(kind: &str) -> bool {
             | "ClusterRole"
             | "ClusterRoleBinding"
             | "CustomResourceDefinition"
+            | "HyperNode"
     )
 }
 
@@ -466,6 +469,9 @@ impl Loader<'_> {
             }),
             Kind::ResourceQuota => {
                 self.convert(at, &kind, name, v, |q: ResourceQuota| convert::convert_resource_quota(&q).map(Delta::ResourceQuota))
+            }
+            Kind::HyperNode => {
+                self.convert(at, &kind, name, v, |h: crd::HyperNode| convert::convert_hyper_node(&h).map(Delta::HyperNode))
             }
         };
         if let Some(d) = delta {

@@ -91,6 +91,11 @@ pub enum Delta {
         /// When the strategies ran, ms since the Unix epoch.
         at_ms: i64,
     },
+    /// A HyperNode was added or changed (resolved into session tables by
+    /// [`crate::session::topology`]).
+    HyperNode(HyperNodeSpec),
+    /// A HyperNode was deleted (by name).
+    HyperNodeDeleted(String),
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -238,6 +243,8 @@ pub struct Cluster {
     names_limit: usize,
     /// The last [`Delta::Rescheduled`] applied (`None`: the strategies never ran).
     rescheduled_ms: Option<i64>,
+    /// HyperNodes by name; sessions that schedule topology jobs resolve them.
+    hyper_nodes: BTreeMap<String, HyperNodeSpec>,
 }
 
 /// Whether a label selector requirement is one Kubernetes' `LabelSelectorAsSelector` accepts:
@@ -503,6 +510,13 @@ impl Cluster {
             }
             // Read by the rescheduling plugin at session open, never laid out in rows.
             Delta::Rescheduled { at_ms } => self.rescheduled_ms = Some(at_ms),
+            // Resolved per session by the topology tables, never laid out in rows.
+            Delta::HyperNode(h) => {
+                self.hyper_nodes.insert(h.name.clone(), h);
+            }
+            Delta::HyperNodeDeleted(name) => {
+                self.hyper_nodes.remove(&name);
+            }
         }
         Ok(())
     }
@@ -565,6 +579,11 @@ impl Cluster {
     /// PriorityClasses by name.
     pub fn priority_class(&self, name: &str) -> Option<&PriorityClassSpec> {
         self.priority_classes.get(name)
+    }
+
+    /// HyperNodes in name order.
+    pub fn hyper_nodes(&self) -> impl Iterator<Item = &HyperNodeSpec> + '_ {
+        self.hyper_nodes.values()
     }
 
     /// PriorityClasses in name order.

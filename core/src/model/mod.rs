@@ -1,13 +1,15 @@
 //! Plain input types the runtime builds from Kubernetes objects (`runtime/src/convert`): nodes,
-//! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets and ResourceQuotas. Owned
+//! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas and HyperNodes. Owned
 //! strings, no Kubernetes types; the [`crate::cluster::Cluster`] interns them. Field names follow the Kubernetes and Volcano APIs.
 
 mod affinity;
 mod disruption;
+mod hypernode;
 mod objects;
 mod quota;
 
 pub use affinity::*;
 pub use disruption::*;
+pub use hypernode::*;
 pub use objects::*;
 pub use quota::*;

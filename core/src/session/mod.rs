@@ -17,6 +17,7 @@ pub mod fit;
 pub mod invoke;
 pub mod statement;
 pub mod tables;
+pub mod topology;
 
 use crate::cluster::Cluster;
 use crate::conf::{SchedulerConf, SchedulerOptions};

@@ -8,6 +8,7 @@
 
 mod affinity;
 pub mod disruption;
+pub mod hypernode;
 pub mod node;
 pub mod pod;
 pub mod podgroup;
@@ -18,6 +19,7 @@ pub mod quota;
 pub mod resources;
 
 pub use disruption::convert_pod_disruption_budget;
+pub use hypernode::convert_hyper_node;
 pub use node::convert_node;
 pub use pod::convert_pod;
 pub use podgroup::convert_pod_group;
