@@ -365,6 +365,7 @@ enum Kind {
     PersistentVolume,
     StorageClass,
     CsiNode,
+    HyperNode,
 }
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -382,6 +383,7 @@ fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
         ("v1", "PersistentVolume") => Kind::PersistentVolume,
         ("storage.k8s.io/v1", "StorageClass") => Kind::StorageClass,
         ("storage.k8s.io/v1", "CSINode") => Kind::CsiNode,
+        ("topology.volcano.sh/v1alpha1", "HyperNode") => Kind::HyperNode,
         _ => return None,
     })
 }
@@ -399,6 +401,7 @@ fn namespaced(kind: &str) -> bool {
             | "ClusterRole"
             | "ClusterRoleBinding"
             | "CustomResourceDefinition"
+            | "HyperNode"
     )
 }
 
@@ -487,6 +490,9 @@ impl Loader<'_> {
                 self.convert(at, &kind, name, v, |c: StorageClass| convert::convert_storage_class(&c).map(Delta::StorageClass))
             }
             Kind::CsiNode => self.convert(at, &kind, name, v, |n: CSINode| convert::convert_csi_node(&n).map(Delta::CsiNode)),
+            Kind::HyperNode => {
+                self.convert(at, &kind, name, v, |h: crd::HyperNode| convert::convert_hyper_node(&h).map(Delta::HyperNode))
+            }
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);

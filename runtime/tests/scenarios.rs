@@ -1,8 +1,11 @@
 //! The project's scenario cases (`tests/scenarios/<area>/*.yaml`, the shared conformance format
 //! plus Basalt's `unschedulable`, `podGroupCondition`, `queueAllocated`, `evictionReasons` and
-//! `perCycle` keys), each run
+//! `perCycle` keys, and the HyperNode keys of `scenario_checks/hypernode.rs`), each run
 //! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
 //! both outputs must be identical and match the case's `expect`.
+
+#[path = "scenario_checks/hypernode.rs"]
+mod hypernode_checks;
 
 use serde_json::Value as Json;
 use serde_yaml::Value as Yaml;
@@ -171,6 +174,7 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
             bad.push(format!("binds: want {want:?}, got {binds:?}"));
         }
     }
+    bad.extend(hypernode_checks::check(case["cluster"].as_str().unwrap_or_default(), &expect, &binds, &group_of));
     if let Some(n) = expect.get("bindsCount").and_then(|v| v.as_u64()) {
         if binds.len() as u64 != n {
             bad.push(format!("bindsCount: want {n}, got {} {binds:?}", binds.len()));

@@ -62,6 +62,9 @@ pub fn execute(ssn: &mut Session<'_>) {
     let opts = ssn.state.options();
     let limit = opts.class_limit.unwrap_or_else(|| crate::select::class_cache::max_classes(ssn.state.nodes.len));
     let mut classes = opts.class_cache.then(|| ClassCache::with_limit(limit));
+    // Jobs with a network topology or sub-groups take the HyperNode gradient path
+    // (`allocate_topology`); `None` when the session has none.
+    let mut topo = super::allocate_topology::TopoAlloc::prepare(ssn);
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
@@ -80,6 +83,23 @@ pub fn execute(ssn: &mut Session<'_>) {
                 None => continue,
             }
         };
+        if let Some(ta) = topo.as_mut().filter(|ta| ta.blocked(j) || ta.handles(j)) {
+            if !ta.blocked(j) {
+                let stmt = super::allocate_topology::allocate_job(ssn, ta, &mut scan, j, q);
+                if let Some(stmt) = stmt {
+                    if super::allocate_topology::job_ready(ssn, ta, j) {
+                        ssn.commit(stmt);
+                        if super::allocate_topology::has_pending(ssn, ta, j) {
+                            let (st, pl) = (&ssn.state, &ssn.plugins);
+                            jobs[q.ix()].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+                        }
+                    }
+                }
+            }
+            let (st, pl) = (&ssn.state, &ssn.plugins);
+            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            continue;
+        }
         let mut stmt = ssn.statement();
         let kept = allocate_tasks(ssn, &mut stmt, &mut scan, classes.as_mut(), &mut tasks[j.ix()], j, q);
         // A kept statement of a job that is only pipelined stays applied, uncommitted: it
@@ -98,7 +118,7 @@ pub fn execute(ssn: &mut Session<'_>) {
 
 /// Volcano `NeedContinueAllocating`: after a task found no node, whether other tasks of the job
 /// are still worth trying.
-fn need_continue(s: &State<'_>, j: JobIdx) -> bool {
+pub(super) fn need_continue(s: &State<'_>, j: JobIdx) -> bool {
     let min = s.jobs.min_available[j.ix()];
     if min == s.jobs.task_count(j) as i32 {
         return false;

@@ -1,6 +1,7 @@
 //! Volcano's actions, run in the configured order on one session (volcano-behaviour.md §2).
 
 pub mod allocate;
+pub mod allocate_topology;
 pub mod backfill;
 pub mod enqueue;
 pub mod gang_bundles;

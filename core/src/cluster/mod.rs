@@ -114,6 +114,11 @@ pub enum Delta {
     CsiNode(CsiNodeSpec),
     /// A CSINode was deleted (by name).
     CsiNodeDeleted(String),
+    /// A HyperNode was added or changed (resolved into session tables by
+    /// [`crate::session::topology`]).
+    HyperNode(HyperNodeSpec),
+    /// A HyperNode was deleted (by name).
+    HyperNodeDeleted(String),
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -264,6 +269,8 @@ pub struct Cluster {
     rescheduled_ms: Option<i64>,
     /// PVCs, PVs, StorageClasses and CSINodes (read at session open, not laid out in rows).
     volumes: volumes::VolumeStore,
+    /// HyperNodes by name; sessions that schedule topology jobs resolve them.
+    hyper_nodes: BTreeMap<String, HyperNodeSpec>,
 }
 
 /// Whether a label selector requirement is one Kubernetes' `LabelSelectorAsSelector` accepts:
@@ -554,6 +561,13 @@ impl Cluster {
             Delta::CsiNodeDeleted(name) => {
                 self.volumes.csi_nodes.remove(&name);
             }
+            // Resolved per session by the topology tables, never laid out in rows.
+            Delta::HyperNode(h) => {
+                self.hyper_nodes.insert(h.name.clone(), h);
+            }
+            Delta::HyperNodeDeleted(name) => {
+                self.hyper_nodes.remove(&name);
+            }
         }
         Ok(())
     }
@@ -616,6 +630,11 @@ impl Cluster {
     /// PriorityClasses by name.
     pub fn priority_class(&self, name: &str) -> Option<&PriorityClassSpec> {
         self.priority_classes.get(name)
+    }
+
+    /// HyperNodes in name order.
+    pub fn hyper_nodes(&self) -> impl Iterator<Item = &HyperNodeSpec> + '_ {
+        self.hyper_nodes.values()
     }
 
     /// PriorityClasses in name order.

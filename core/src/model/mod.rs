@@ -1,16 +1,18 @@
 //! Plain input types the runtime builds from Kubernetes objects (`runtime/src/convert`): nodes,
-//! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas and storage objects
-//! (PVCs, PVs, StorageClasses, CSINodes). Owned
+//! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas, storage objects
+//! (PVCs, PVs, StorageClasses, CSINodes) and HyperNodes. Owned
 //! strings, no Kubernetes types; the [`crate::cluster::Cluster`] interns them. Field names follow the Kubernetes and Volcano APIs.
 
 mod affinity;
 mod disruption;
+mod hypernode;
 mod objects;
 mod quota;
 mod volume;
 
 pub use affinity::*;
 pub use disruption::*;
+pub use hypernode::*;
 pub use objects::*;
 pub use quota::*;
 pub use volume::*;

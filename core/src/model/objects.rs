@@ -257,6 +257,13 @@ pub struct PodGroupSpec {
     /// Annotations `volcano.sh/task-topology-affinity`, `-anti-affinity` and `-task-order`
     /// (the `task-topology` plugin); `None` when none of the three is set.
     pub task_topology: Option<TaskTopology>,
+    /// `spec.networkTopology` (`None` when unset): the job's HyperNode constraint
+    /// (volcano-behaviour.md §1.4, §2 allocate).
+    #[serde(default)]
+    pub network_topology: Option<super::NetworkTopologySpec>,
+    /// `spec.subGroupPolicy[]` (empty when unset): the job's sub-jobs.
+    #[serde(default)]
+    pub sub_group_policy: Vec<super::SubGroupPolicySpec>,
 }
 
 /// A job's task topology, from its PodGroup's annotations (Volcano `TaskTopology`): groups of

@@ -38,6 +38,7 @@ pub mod conformance;
 pub mod drf;
 mod drf_hierarchy;
 pub mod gang;
+pub mod network_topology_aware;
 pub mod nodegroup;
 pub mod nodeorder;
 pub mod overcommit;
@@ -108,6 +109,10 @@ fn b_task_topology<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 
     Box::new(task_topology::TaskTopology::open(s, &o.arguments))
 }
 
+fn b_network_topology_aware<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(network_topology_aware::NetworkTopologyAware)
+}
+
 /// The plugins Basalt implements.
 pub static REGISTRY: Registry = Registry {
     entries: &[
@@ -125,6 +130,7 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "sla", build: b_sla, args: sla::ARGS },
         Entry { name: "nodegroup", build: b_nodegroup, args: nodegroup::ARGS },
         Entry { name: "task-topology", build: b_task_topology, args: task_topology::ARGS },
+        Entry { name: network_topology_aware::NAME, build: b_network_topology_aware, args: network_topology_aware::ARGS },
         Entry { name: "pdb", build: b_pdb, args: &[] },
         Entry { name: "cdp", build: b_cdp, args: &[] },
         Entry { name: "resourcequota", build: b_resourcequota, args: &[] },

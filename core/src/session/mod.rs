@@ -20,6 +20,7 @@ pub mod fit;
 pub mod statement;
 pub mod tables;
 pub mod volumes;
+pub mod topology;
 
 use crate::cluster::Cluster;
 use crate::conf::{SchedulerConf, SchedulerOptions};

@@ -103,6 +103,8 @@ fn group(i: usize, g: &GroupIn) -> PodGroupSpec {
     let ns = pick(NAMESPACES, g.ns).to_string();
     let name = format!("pg{i}");
     PodGroupSpec {
+        network_topology: None,
+        sub_group_policy: Vec::new(),
         uid: format!("{ns}/{name}"),
         namespace: ns,
         name,

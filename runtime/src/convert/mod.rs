@@ -9,6 +9,7 @@
 mod affinity;
 pub mod disruption;
 pub mod duration;
+pub mod hypernode;
 pub mod node;
 pub mod pod;
 pub mod podgroup;
@@ -20,6 +21,7 @@ pub mod resources;
 pub mod volume;
 
 pub use disruption::convert_pod_disruption_budget;
+pub use hypernode::convert_hyper_node;
 pub use node::convert_node;
 pub use pod::convert_pod;
 pub use podgroup::convert_pod_group;

@@ -107,6 +107,14 @@ pub fn convert_pod_group(pg: &crd::PodGroup) -> Result<PodGroupSpec, ConvertErro
         preemptable: preemptable_set(meta),
         sla_waiting_ns,
         task_topology: task_topology(meta),
+        network_topology: match &spec.network_topology {
+            Some(v) => super::hypernode::network_topology(obj, v, "spec.networkTopology")?,
+            None => None,
+        },
+        sub_group_policy: match &spec.sub_group_policy {
+            Some(v) => super::hypernode::sub_group_policy(obj, v)?,
+            None => Vec::new(),
+        },
         namespace: ns,
         name,
     })

@@ -59,6 +59,15 @@ const HEADER_JOB: &str = "\
 #   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
 ";
 
+const HEADER_HYPERNODE: &str = "\
+# Volcano HyperNode (topology.volcano.sh/v1alpha1, cluster-scoped): one network domain (leaf
+# switch, spine, NVLink domain) of tier `tier`, whose members are nodes or lower-tier
+# HyperNodes; a PodGroup's networkTopology refers to them. `basalt simulate` reads them.
+#
+# GENERATED from runtime/src/crd/hypernode.rs by runtime/src/crd/manifest.rs: do not edit; run
+#   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
+";
+
 const HEADER_COMMAND: &str = "\
 # Volcano Command (bus.volcano.sh/v1alpha1): a one-shot request to a controller (AbortJob,
 # ResumeJob, OpenQueue, CloseQueue, ...), as `vcctl job suspend/resume` creates them.
@@ -79,6 +88,7 @@ pub fn generated() -> Result<Vec<(&'static str, String)>, String> {
     Ok(vec![
         ("batch.volcano.sh_jobs.yaml", render(HEADER_JOB, &job_crd())?),
         ("bus.volcano.sh_commands.yaml", render(HEADER_COMMAND, &command_crd())?),
+        ("topology.volcano.sh_hypernodes.yaml", render(HEADER_HYPERNODE, &super::hyper_node_crd())?),
     ])
 }
 

@@ -9,6 +9,7 @@
 //! kept as opaque JSON so nothing is lost on a read-modify-write.
 
 mod command;
+mod hypernode;
 mod job;
 pub mod manifest;
 mod podgroup;
@@ -18,6 +19,7 @@ mod schema;
 pub use command::{command_crd, Command, CommandSpec};
 pub use job::{DependsOn, Job, JobCondition, JobSpec, JobState, JobStatus, LifecyclePolicy, TaskSpec, TaskState, VolumeSpec};
 
+pub use hypernode::{hyper_node_crd, HyperNode, HyperNodeSpec, HyperNodeStatus, MemberSpec};
 pub use podgroup::{pod_group_crd, PodGroup, PodGroupCondition, PodGroupSpec, PodGroupStatus};
 pub use queue::{ExtendCluster, Guarantee, Queue, QueueSpec, QueueStatus, Reservation};
 

@@ -27,6 +27,7 @@ pub mod report;
 pub mod startup;
 pub mod timing;
 pub mod volumes;
+pub mod topology_report;
 
 use crate::load::{self, LoadOptions, LoadReport};
 use basalt_core::cluster::{Cluster, Delta};
@@ -146,6 +147,8 @@ pub struct SimOutput {
     pub jobs: Vec<jobs::JobReport>,
     /// How the Jobs ran (`None` without Jobs).
     pub jobs_run: Option<JobsRun>,
+    /// Where each PodGroup with a network topology or sub-groups was placed (text output).
+    pub topology_placements: Vec<topology_report::Placement>,
 }
 
 impl SimOutput {
@@ -380,6 +383,7 @@ pub fn simulate_timed(
     let world = jobs::JobWorld::new(&load.jobs);
     let job_count = load.jobs.len();
     let t = Instant::now();
+    let topology = topology_report::TopologyInput::of(&cluster);
     let startup_notes =
         startup::prepare(&mut cluster, &conf.options.default_queue, &opts.scheduler_name, startup::hierarchical(conf));
     let mut out = SimOutput {
@@ -424,6 +428,9 @@ pub fn simulate_timed(
         out.apply_issues.extend(j.issues().iter().cloned());
         out.pod_group_of_pod.extend(j.pod_group_of_pod().iter().map(|(k, v)| (k.clone(), v.clone())));
     }
+    let binds: BTreeMap<String, String> =
+        out.cycles.iter().flat_map(|c| c.binds.iter().map(|b| (b.pod.clone(), b.node.clone()))).collect();
+    out.topology_placements = topology.placements(&binds, &out.pod_group_of_pod);
     (out, timings)
 }
 

@@ -419,6 +419,19 @@ pub fn render_text(out: &SimOutput) -> String {
         }
     }
     quiet.flush(&mut s);
+    if !out.topology_placements.is_empty() {
+        let _ = writeln!(s, "\nNetwork topology (the HyperNode holding each topology job's binds):");
+        for p in &out.topology_placements {
+            match &p.hyper_node {
+                Some((h, tier)) => {
+                    let _ = writeln!(s, "  {}: {} in HyperNode {h} (tier {tier})", p.pod_group, plural(p.bound, "pod", "pods"));
+                }
+                None => {
+                    let _ = writeln!(s, "  {}: nothing bound", p.pod_group);
+                }
+            }
+        }
+    }
     super::job_report::jobs_text(&mut s, out);
     let issues = out.grouped_issue_lines();
     if !issues.is_empty() {
