@@ -111,8 +111,9 @@ fn fits(ssn: &Session<'_>, ctx: &PodCtx, q: QueueIdx, t: TaskIdx, n: NodeIdx) ->
         && ssn.plugins.predicate(s, ctx, t, n).is_ok()
 }
 
-/// Volcano `SelectVictimsOnNode`: the minimal victim set of `n` for `t`, highest priority first,
-/// or `None` when evicting cannot make room. The session is left as it was.
+/// Volcano `SelectVictimsOnNode` and `DryRunPreemption`'s acceptance: the minimal victim set of
+/// `n` for `t`, highest priority first, or `None` when the node has no potential victim, when
+/// evicting cannot make room, or when it needs no victim there. The session is left as it was.
 fn select_on_node<'a>(
     ssn: &mut Session<'a>,
     ctx: &PodCtx,
@@ -138,6 +139,12 @@ fn select_on_node<'a>(
             break;
         }
     }
+    // No potential victim: the node cannot change (Volcano "no preemption victims found"; an
+    // empty list passes `ValidateVictims`).
+    if potential.is_empty() {
+        ssn.discard(dry);
+        return None;
+    }
     let predicate_ok = ssn.plugins.predicate(&ssn.state, ctx, t, n).is_ok();
     ssn.discard(dry);
     if !predicate_ok {
@@ -156,6 +163,10 @@ fn select_on_node<'a>(
         if !ok {
             victims.push(potential[i]);
         }
+    }
+    // Volcano's DryRunPreemption takes a plan without victims as no candidate.
+    if victims.is_empty() {
+        return None;
     }
     Some(victims)
 }
