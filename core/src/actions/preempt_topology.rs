@@ -4,29 +4,22 @@
 //!
 //! A dry run on candidate nodes, starting at a random offset into the predicate-passing nodes,
 //! until `clamp(N × minCandidateNodesPercentage / 100, minCandidateNodesAbsolute,
-//! maxCandidateNodesAbsolute)` nodes (at most N) have a plan (Volcano `SelectVictimsOnNode`): on
-//! each node the plugins' victims (`Preemptable`, then `ValidateVictims`) are removed lowest
-//! first until the preemptor fits, then the removed ones are reprieved highest priority first
-//! wherever the preemptor still fits without them. "Fits" is the dry run's own test: queue
-//! `Allocatable` (Volcano `SimulateAllocatableFn`), request ≤ FutureIdle, and
-//! `SimulatePredicateFn` ([`crate::session::Plugins::simulate_predicate`]: predicates'
-//! InterPodAffinity filter), on a node from which the removed victims are gone — they no longer
-//! count for inter-pod affinity or anti-affinity (Volcano `SimulateRemoveTaskFn` /
-//! `SimulateAddTaskFn`), so removing the pod that conflicts makes the node fit. The dry run
-//! evicts in the session inside a statement that is discarded, so the plugins' own state (the
-//! node view, queue and job shares) plays the `Simulate*` functions, and the inter-pod state is
-//! recomputed from that view. A node without a potential victim, or whose plan needs no victim,
-//! is no candidate. The plan kept is the one whose highest victim priority is lowest, then the
-//! lowest sum of victim priorities, then the fewest victims, then the latest start of its
-//! highest-priority victims; ties keep the first plan found. Its victims are evicted with the
-//! reason `preempt by <ns>/<name>` (Volcano's `PrepareCandidate`) and the preemptor is pipelined
-//! there directly, without a second predicate check, as in master.
+//! maxCandidateNodesAbsolute)` nodes (at most N) have a plan: on each node the plugins' victims
+//! are evicted lowest first until the preemptor fits (queue `Allocatable`, request ≤ FutureIdle,
+//! predicates), then the evicted ones are reprieved highest priority first wherever the
+//! preemptor still fits without them. The dry run evicts in the session inside a statement that
+//! is discarded, so the plugins' own state (the node view of the predicates, queue and job
+//! shares) plays Volcano's `Simulate*` functions. The plan kept is the one whose highest victim
+//! priority is lowest, then the lowest sum of victim priorities, then the fewest victims, then
+//! the latest start of its highest-priority victims; ties keep the first plan found. Its
+//! victims are evicted with the reason `preempt by <ns>/<name>` (Volcano's `PrepareCandidate`),
+//! the preemptor must pass `PredicateForPreemptAction` there and is pipelined.
 //!
 //! Differences: Volcano's dry run is parallel and keeps the plans that finish first; Basalt's
 //! is sequential over the same nodes in the same order, so the same input gives the same plan.
 //! Pods have no start time in the cluster copy: their creation time stands in.
 
-use super::victims::{order_victims, validate_victims};
+use super::victims::{order_victims, preempt_predicate, validate_victims};
 use crate::plugins::k8s::PodCtx;
 use crate::session::statement::Statement;
 use crate::session::tables::{NodeIdx, QueueIdx, TaskIdx};
@@ -100,35 +93,27 @@ pub fn run<'a>(
     for &v in &plan.victims {
         ssn.evict(&mut tmp, v, &why);
     }
+    if !preempt_predicate(&ssn.state, &ssn.plugins, ctx, t, plan.node) {
+        ssn.discard(tmp);
+        return false;
+    }
     ssn.pipeline_evicted(&mut tmp, t, plan.node, true);
     stmt.merge(tmp);
     true
 }
 
-/// Whether `t` fits `n` now (Volcano's dry-run test): queue allocatable
-/// (`SimulateAllocatableFn`), request ≤ FutureIdle, and [`simulate_predicate`].
+/// Whether `t` fits `n` now (Volcano's dry-run `fits`): queue allocatable, request ≤ FutureIdle,
+/// predicates.
 fn fits(ssn: &Session<'_>, ctx: &PodCtx, q: QueueIdx, t: TaskIdx, n: NodeIdx) -> bool {
     let s = &ssn.state;
-    ssn.plugins.allocatable(s, q, t) && s.fits_future_idle(s.tasks.req(t, s.dims), n) && simulate_predicate(ssn, ctx, t, n)
-}
-
-/// Volcano `SimulatePredicateFn` on the session as the dry run left it: the inter-pod state of
-/// `ctx` (built before the dry run) is recomputed from the node view, from which the tentatively
-/// removed victims are gone (Volcano's `SimulateRemoveTaskFn` on the cycle state). A task
-/// without inter-pod state keeps `ctx`: removing pods cannot give it any.
-fn simulate_predicate(ssn: &Session<'_>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> bool {
-    if ctx.interpod {
-        let now = PodCtx::build(&ssn.state, t, false);
-        ssn.plugins.simulate_predicate(&ssn.state, &now, t, n).is_ok()
-    } else {
-        ssn.plugins.simulate_predicate(&ssn.state, ctx, t, n).is_ok()
-    }
+    ssn.plugins.allocatable(s, q, t)
+        && s.fits_future_idle(s.tasks.req(t, s.dims), n)
+        && ssn.plugins.predicate(s, ctx, t, n).is_ok()
 }
 
 /// Volcano `SelectVictimsOnNode` and `DryRunPreemption`'s acceptance: the minimal victim set of
 /// `n` for `t`, highest priority first, or `None` when the node has no potential victim, when
-/// the preemptor fails `SimulatePredicateFn` with every potential victim removed, or when it
-/// needs no victim there. The session is left as it was.
+/// evicting cannot make room, or when it needs no victim there. The session is left as it was.
 fn select_on_node<'a>(
     ssn: &mut Session<'a>,
     ctx: &PodCtx,
@@ -154,12 +139,13 @@ fn select_on_node<'a>(
             break;
         }
     }
-    // No potential victim: the node cannot change (Volcano "no preemption victims found").
+    // No potential victim: the node cannot change (Volcano "no preemption victims found"; an
+    // empty list passes `ValidateVictims`).
     if potential.is_empty() {
         ssn.discard(dry);
         return None;
     }
-    let predicate_ok = simulate_predicate(ssn, ctx, t, n);
+    let predicate_ok = ssn.plugins.predicate(&ssn.state, ctx, t, n).is_ok();
     ssn.discard(dry);
     if !predicate_ok {
         return None;

@@ -147,7 +147,7 @@ impl Fn {
             "queue_order" => Fn::QueueOrder,
             "task_order" => Fn::TaskOrder,
             "pre_predicate" => Fn::PrePredicate,
-            "predicate" | "predicate_static" | "predicate_dynamic" | "simulate_predicate" => Fn::Predicate,
+            "predicate" | "predicate_static" | "predicate_dynamic" => Fn::Predicate,
             "node_order" => Fn::NodeOrder,
             "batch_node_order" => Fn::BatchNodeOrder,
             "overused" => Fn::Overused,
@@ -260,13 +260,6 @@ pub trait Plugin<'a>: Send + Sync {
     /// The rest of [`Plugin::predicate`] (default: all of it).
     fn predicate_dynamic(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         self.predicate(s, ctx, t, n)
-    }
-    /// Volcano `SimulatePredicateFn`, the predicate of topology-aware preemption's dry run
-    /// (volcano-behaviour.md §2 preempt): only what the plugin re-checks against the simulated
-    /// node state (`ctx` built after the tentative removals). Default: passes, as for a plugin
-    /// that registers no `SimulatePredicateFn`.
-    fn simulate_predicate(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        Ok(())
     }
     /// Node score of a task on one node.
     fn node_order(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {

@@ -140,16 +140,6 @@ plugin_impl! {
             self.pod_number(s, n)?;
             self.predicate_rest(s, ctx, t, n)
         }
-        /// Volcano predicates' `SimulatePredicateFn`: InterPodAffinity's Filter only (with
-        /// `predicate.PodAffinityEnable`), on a `ctx` that no longer counts the tentatively
-        /// removed victims (its `SimulateRemoveTaskFn`); Volcano's device check has no
-        /// counterpart here (no shared devices in the dry run).
-        fn simulate_predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-            if self.pod_affinity && ctx.interpod {
-                ctx.interpod_filter(s, &s.tasks.rec[t.ix()].c, n)?;
-            }
-            Ok(())
-        }
         /// Volcano's predicates `AllocateFunc`: the pod joins the shared node view
         /// ([`crate::session::node_view`]).
         fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {

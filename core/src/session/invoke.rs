@@ -161,14 +161,6 @@ impl<'a> Plugins<'a> {
         Ok(())
     }
 
-    /// Volcano `SimulatePredicateFn` ([`Plugin::simulate_predicate`]): AND, first error.
-    pub fn simulate_predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        for p in self.each(Fn::Predicate) {
-            p.simulate_predicate(s, ctx, t, n)?;
-        }
-        Ok(())
-    }
-
     /// The static part of [`Plugins::predicate`] ([`Plugin::predicate_static`]), ANDed.
     pub fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         for p in self.each(Fn::Predicate) {
