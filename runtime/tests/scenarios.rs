@@ -1,6 +1,7 @@
 //! The project's scenario cases (`tests/scenarios/<area>/*.yaml`, the shared conformance format
 //! plus Basalt's `unschedulable`, `podGroupCondition`, `queueAllocated`, `evictionReasons` and
-//! `perCycle` keys, and the HyperNode keys of `scenario_checks/hypernode.rs`), each run
+//! `perCycle` keys, the HyperNode keys of `scenario_checks/hypernode.rs`, and `simulateArgs`
+//! for extra flags), each run
 //! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
 //! both outputs must be identical and match the case's `expect`.
 
@@ -61,6 +62,10 @@ const EXPECT_KEYS: &[&str] = &[
     "perCycle",
     "podGroupCondition",
     "podGroupEvents",
+    "volumeBindings",
+    "withinOneHyperNode",
+    "podsWithinOneHyperNode",
+    "bindsWithin",
 ];
 
 /// The keys of one `expect.perCycle` entry the runner checks.
@@ -108,6 +113,19 @@ fn an_unknown_expect_key_is_rejected() {
     assert!(expect_key_errors(&Yaml::Null).is_empty(), "no expect at all is allowed");
 }
 
+/// The case's extra `basalt simulate` flags (Basalt's `simulateArgs` key, a list of strings,
+/// e.g. `["--termination-grace", "1"]`).
+fn simulate_args(case: &Yaml) -> Vec<String> {
+    case.get("simulateArgs")
+        .and_then(|v| v.as_sequence())
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            v.as_str().map(str::to_string).unwrap_or_else(|| serde_yaml::to_string(v).unwrap_or_default().trim().to_string())
+        })
+        .collect()
+}
+
 /// Runs one case (`plain`: with `--plain-scan`); returns the JSON output and the mismatches.
 fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(Json, Vec<String>), String> {
     let conf_path = tmp.join("scheduler.conf");
@@ -122,6 +140,7 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
         .arg(&cluster_path)
         .args(["--cycles", &cycles.to_string(), "--output", "json"])
         .args(plain.then_some("--plain-scan"))
+        .args(simulate_args(case))
         .output()
         .expect("run basalt");
     if !out.status.success() {

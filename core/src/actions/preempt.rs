@@ -7,7 +7,11 @@
 //! committed when the job is pipelined (`JobPipelined`), else discarded. Then each starving job of
 //! the queue preempts its own lower-priority tasks, one task per statement. Victims are Bound or
 //! Running, preemptable (`volcano.sh/preemptable`), never a non-BestEffort pod for a BestEffort
-//! preemptor, and pass `Preemptable` of the plugins. A node's evictions are committed only
+//! preemptor, and pass `Preemptable` of the plugins. On a node the victims must be able to make
+//! room (`ValidateVictims`: request ≤ FutureIdle + Σ victims; an empty list is valid), and the
+//! preemptor's fit is checked before each eviction: a node that already fits (for example with
+//! the room the job's first eviction freed) takes the preemptor without evicting anything, not
+//! nominated (`evictionOccurred` false). A node's evictions are committed only
 //! together with the preemptor pipelined on that node; the preemptor binds in a later cycle,
 //! once the victims are gone (allocate finds the node's idle resources then).
 //!

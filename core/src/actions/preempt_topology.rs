@@ -104,8 +104,18 @@ pub fn run<'a>(
     true
 }
 
-/// Volcano `SelectVictimsOnNode`: the minimal victim set of `n` for `t`, highest priority first,
-/// or `None` when evicting cannot make room. The session is left as it was.
+/// Whether `t` fits `n` now (Volcano's dry-run `fits`): queue allocatable, request ≤ FutureIdle,
+/// predicates.
+fn fits(ssn: &Session<'_>, ctx: &PodCtx, q: QueueIdx, t: TaskIdx, n: NodeIdx) -> bool {
+    let s = &ssn.state;
+    ssn.plugins.allocatable(s, q, t)
+        && s.fits_future_idle(s.tasks.req(t, s.dims), n)
+        && ssn.plugins.predicate(s, ctx, t, n).is_ok()
+}
+
+/// Volcano `SelectVictimsOnNode` and `DryRunPreemption`'s acceptance: the minimal victim set of
+/// `n` for `t`, highest priority first, or `None` when the node has no potential victim, when
+/// evicting cannot make room, or when it needs no victim there. The session is left as it was.
 fn select_on_node<'a>(
     ssn: &mut Session<'a>,
     ctx: &PodCtx,
@@ -131,6 +141,12 @@ fn select_on_node<'a>(
             break;
         }
     }
+    // No potential victim: the node cannot change (Volcano "no preemption victims found"; an
+    // empty list passes `ValidateVictims`).
+    if potential.is_empty() {
+        ssn.discard(dry);
+        return None;
+    }
     let predicate_ok = ssn.plugins.predicate(&ssn.state, ctx, t, n).is_ok();
     ssn.discard(dry);
     if !predicate_ok {
@@ -149,6 +165,10 @@ fn select_on_node<'a>(
         if !ok {
             victims.push(potential[i]);
         }
+    }
+    // Volcano's DryRunPreemption takes a plan without victims as no candidate.
+    if victims.is_empty() {
+        return None;
     }
     Some(victims)
 }

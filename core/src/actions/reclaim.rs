@@ -1,18 +1,23 @@
 //! `reclaim` (volcano-behaviour.md §2, Volcano `actions/reclaim/reclaim.go`): starving jobs of a
 //! queue take resources back from other queues that hold more than their share.
 //!
-//! Queues in QueueOrder; an overused queue (`Overused`) is dropped for the cycle. Each time a
-//! queue is popped, its next starving job (JobOrder) is tried: task by task (TaskOrder) while the
-//! job starves, skipping tasks with `preemptionPolicy: Never` and tasks the queue may not reclaim
-//! for (`Preemptive`), over the nodes that pass `PredicateForPreemptAction` in predicate order
-//! (no scoring). On a node the reclaimees are the Running, preemptable tasks of jobs in other
-//! queues whose `spec.reclaimable` is true; the plugins' `Reclaimable` picks the victims, which
-//! must be able to make room (`ValidateVictims`) and are evicted in victim order only until the
-//! task fits the node's FutureIdle (idle and releasing resources count); the task is pipelined
-//! there and the node's evictions join the job's statement, or they are discarded and the next
-//! node is tried. The job's statement is committed when the job is pipelined (`JobPipelined`),
-//! else discarded; either way the queue is pushed back while it has starving jobs left, so a
-//! first job that cannot reclaim does not stop the later ones.
+//! Queues in QueueOrder; `Overused` is asked when a queue is popped, and an overused queue is
+//! dropped for the cycle. A popped queue handles all its starving jobs in that one visit
+//! (JobOrder), `Overused` not being asked again between them (Volcano pushes the queue back
+//! while jobs remain, but its inner loop has emptied them by the time it is popped again, so
+//! those later pops change nothing). Each job is tried task by task (TaskOrder) while it starves,
+//! skipping tasks with `preemptionPolicy: Never` and tasks the queue may not reclaim for
+//! (`Preemptive`), over the nodes that pass `PredicateForPreemptAction` in predicate order (no
+//! scoring). On a node the reclaimees are the Running, preemptable tasks of jobs in other queues
+//! whose `spec.reclaimable` is true; a node without reclaimees is skipped. The plugins'
+//! `Reclaimable` picks the victims, which must be able to make room (`ValidateVictims`; an empty
+//! list is valid when the node's FutureIdle already holds the request); before each eviction
+//! the task's fit is checked (request ≤ FutureIdle plus what was evicted: idle and releasing
+//! resources count), so a node that already fits evicts nothing; victims go in victim order
+//! until the task fits; the task is pipelined there (nominated only if something was evicted)
+//! and the node's evictions join the job's statement, or they are discarded and the next node is
+//! tried. The job's statement is committed when the job is pipelined (`JobPipelined`), else
+//! discarded.
 //!
 //! Argument `predicateErrorCacheEnable` (true) is accepted and changes no decision.
 
@@ -49,45 +54,50 @@ pub fn execute(ssn: &mut Session<'_>) {
         if ssn.plugins.overused(&ssn.state, q) {
             continue;
         }
-        let j = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match pre.jobs[q.ix()].pop_ordered(pl, st) {
-                Some(j) => j,
-                None => continue,
-            }
-        };
-        let mut stmt = ssn.statement();
-        while ssn.plugins.job_starving(&ssn.state, j) {
-            let t = {
+        // Every starving job of the queue in this one visit.
+        loop {
+            let j = {
                 let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.tasks[j.ix()].pop_ordered(pl, st) {
-                    Some(t) => t,
+                match pre.jobs[q.ix()].pop_ordered(pl, st) {
+                    Some(j) => j,
                     None => break,
                 }
             };
-            if ssn.state.tasks.rec[t.ix()].spec.preemption_never {
-                continue;
-            }
-            if !ssn.plugins.preemptive(&ssn.state, q, t) {
-                continue;
-            }
-            if ssn.plugins.pre_predicate(&ssn.state, t).is_err() {
-                continue;
-            }
-            reclaim_for_task(ssn, &mut stmt, &mut buf, j, t);
+            reclaim_for_job(ssn, &mut pre, &mut buf, q, j);
         }
-        if ssn.plugins.job_pipelined(&ssn.state, j) {
-            if stmt.has_evictions() {
-                ssn.state.preemption.count_transaction(REASON);
-            }
-            ssn.commit(stmt);
-        } else {
-            ssn.discard(stmt);
-        }
-        if !pre.jobs[q.ix()].is_empty() {
+    }
+}
+
+/// Reclaims for the starving job `j` of queue `q`, task by task while it starves; commits the
+/// job's statement if the job is pipelined, else discards it.
+fn reclaim_for_job<'a>(ssn: &mut Session<'a>, pre: &mut Preemptors, buf: &mut Buffers, q: QueueIdx, j: JobIdx) {
+    let mut stmt = ssn.statement();
+    while ssn.plugins.job_starving(&ssn.state, j) {
+        let t = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
-            queues.push_ordered(q, pl, st);
+            match pre.tasks[j.ix()].pop_ordered(pl, st) {
+                Some(t) => t,
+                None => break,
+            }
+        };
+        if ssn.state.tasks.rec[t.ix()].spec.preemption_never {
+            continue;
         }
+        if !ssn.plugins.preemptive(&ssn.state, q, t) {
+            continue;
+        }
+        if ssn.plugins.pre_predicate(&ssn.state, t).is_err() {
+            continue;
+        }
+        reclaim_for_task(ssn, &mut stmt, buf, j, t);
+    }
+    if ssn.plugins.job_pipelined(&ssn.state, j) {
+        if stmt.has_evictions() {
+            ssn.state.preemption.count_transaction(REASON);
+        }
+        ssn.commit(stmt);
+    } else {
+        ssn.discard(stmt);
     }
 }
 

@@ -109,12 +109,11 @@ pub fn preempt_nodes<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskId
     *offset = (*offset + examined) % nn;
 }
 
-/// Volcano `ValidateVictims`: some victims, and the preemptor's request fits the node's
-/// FutureIdle plus all their requests.
+/// Volcano `util.ValidateVictims` (since volcano-sh/volcano#2775): the preemptor's request fits
+/// the node's FutureIdle plus all the victims' requests. An empty list is valid: a node whose
+/// FutureIdle already holds the request (room freed by an earlier eviction of the same job,
+/// releasing pods) takes the preemptor without another eviction.
 pub fn validate_victims(s: &State<'_>, t: TaskIdx, n: NodeIdx, victims: &[TaskIdx]) -> bool {
-    if victims.is_empty() {
-        return false;
-    }
     let dims = s.dims;
     let req = s.tasks.req(t, dims);
     (0..dims).all(|d| {
@@ -125,21 +124,28 @@ pub fn validate_victims(s: &State<'_>, t: TaskIdx, n: NodeIdx, victims: &[TaskId
 
 /// Volcano `BuildVictimsPriorityQueue` order ("take `l` before `r`"): tasks of one job in
 /// reverse task order; tasks without a job first; tasks of different queues by
-/// `VictimQueueOrder` (relative to the preemptor's queue); else reverse job order.
+/// `VictimQueueOrder` (relative to the preemptor's queue); else `jobThenTaskOrder`: reverse
+/// job order of the plugins alone (`JobOrderCompareFn`), and on a tie reverse task order —
+/// the job order's creation-time/UID fallback is not used here.
 pub fn victim_before<'a>(s: &State<'a>, p: &Plugins<'a>, l: TaskIdx, r: TaskIdx, preemptor: TaskIdx) -> bool {
     let (lj, rj) = (s.tasks.job_of(l), s.tasks.job_of(r));
+    let job_then_task = |a: JobIdx, b: JobIdx| match p.job_order_plugins(s, a, b) {
+        Ordering::Equal => p.task_order(s, l, r) != Ordering::Less,
+        o => o == Ordering::Greater,
+    };
     match (lj, rj) {
         (Some(a), Some(b)) if a == b => p.task_order(s, l, r) != Ordering::Less,
         (None, None) => p.task_order(s, l, r) != Ordering::Less,
         (None, Some(_)) => true,
         (Some(_), None) => false,
         (Some(a), Some(b)) => {
+            let Some(pj) = s.tasks.job_of(preemptor) else { return job_then_task(a, b) };
             let (qa, qb) = (QueueIdx(s.jobs.queue[a.ix()]), QueueIdx(s.jobs.queue[b.ix()]));
             if qa != qb {
-                let pq = s.tasks.job_of(preemptor).map(|j| QueueIdx(s.jobs.queue[j.ix()])).unwrap_or(qa);
+                let pq = QueueIdx(s.jobs.queue[pj.ix()]);
                 return p.victim_queue_order(s, qa, qb, pq) == Ordering::Less;
             }
-            p.job_order(s, a, b) != Ordering::Less
+            job_then_task(a, b)
         }
     }
 }
@@ -163,21 +169,21 @@ pub fn frees_resources(s: &State<'_>, t: TaskIdx) -> bool {
     s.tasks.req(t, s.dims).iter().enumerate().any(|(d, &r)| d != crate::resource::PODS && r > 0)
 }
 
-/// How a node-level attempt starts and what it reports.
+/// What a node-level attempt reports.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Attempt {
-    /// Volcano preempt: `fits` is asked before the first eviction too, and the preemptor is
-    /// nominated only when a victim freed resources.
+    /// Volcano preempt: the preemptor is nominated only when a victim freed resources.
     Preempt,
-    /// Volcano reclaim: at least one victim goes before `fits` is asked, and the reclaimer is
-    /// nominated whenever something was evicted.
+    /// Volcano reclaim: the reclaimer is nominated whenever something was evicted.
     Reclaim,
 }
 
-/// One node-level eviction attempt (Volcano normal preempt and reclaim): evicts `victims` (in
-/// order) inside a statement of its own until `fits` holds, then pipelines `t` on `n` and
-/// merges the node's operations into `stmt`; if `t` never fits, the node's evictions are
-/// discarded. Returns whether `t` was pipelined.
+/// One node-level eviction attempt (Volcano normal preempt and reclaim): `fits` is asked
+/// before every eviction, the first one included (a node that already fits evicts nothing:
+/// preempt's `preemptorFitsOnNode` before its loop, reclaim's check at the top of its loop since
+/// master 2026-03); victims are evicted (in order) inside a statement of its own until `fits`
+/// holds, then `t` is pipelined on `n` and the node's operations are merged into `stmt`; if `t`
+/// never fits, the node's evictions are discarded. Returns whether `t` was pipelined.
 #[allow(clippy::too_many_arguments)]
 pub fn evict_until_fits<'a>(
     ssn: &mut Session<'a>,
@@ -191,7 +197,7 @@ pub fn evict_until_fits<'a>(
 ) -> bool {
     let mut node_stmt = ssn.statement();
     let mut freed = false;
-    let mut ok = attempt == Attempt::Preempt && fits(ssn);
+    let mut ok = fits(ssn);
     for &v in victims {
         if ok {
             break;

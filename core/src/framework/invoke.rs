@@ -91,13 +91,23 @@ impl<'a> Plugins<'a> {
         self.each(f).next().is_some()
     }
 
-    /// Job order (Volcano `JobOrderFn`): plugins, then creation time, then UID.
-    pub fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+    /// The plugins' job order alone (Volcano `JobOrderCompareFn`): the first plugin that tells
+    /// the jobs apart decides; `Equal` when none does (no creation-time/UID fallback).
+    pub fn job_order_plugins(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
         for p in self.each(Fn::JobOrder) {
             let o = p.job_order(s, l, r);
             if o != Ordering::Equal {
                 return o;
             }
+        }
+        Ordering::Equal
+    }
+
+    /// Job order (Volcano `JobOrderFn`): plugins, then creation time, then UID.
+    pub fn job_order(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {
+        let o = self.job_order_plugins(s, l, r);
+        if o != Ordering::Equal {
+            return o;
         }
         let j = &s.jobs;
         j.creation[l.ix()]

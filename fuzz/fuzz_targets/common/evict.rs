@@ -10,7 +10,8 @@
 //! one, checks the session against the invariants below, closes it, compares the decisions with a
 //! second run on an independent copy (same input and seed, same decisions), and applies them the
 //! way a cluster reacts: bound pods run, pipelined preemptors carry their nominated node, an evicted
-//! pod is terminating (Releasing) in the next cycle and gone in the one after. Before the cycles a
+//! pod is gone in the next cycle (the simulator's default lifecycle, the conformance contract),
+//! while the workload's own Releasing pods stay terminating for the whole run. Before the cycles a
 //! Statement takes allocate, pipeline, un-pipeline and evict operations and is discarded: the
 //! session must be exactly as before.
 //!
@@ -32,6 +33,15 @@
 //! reclaimable queue that, just before the eviction, held more than its deserved share on some
 //! dimension other than `pods` (deserved read from proportion at open, allocated as reclaim
 //! started, Pipelined tasks included as proportion counts them, minus the earlier victims).
+//!
+//! reclaim, every family that runs it (Volcano master checks the reclaimer's fit before each
+//! eviction, so a node that already fits evicts nothing, and evicts no more than it needs): on
+//! every node where reclaim evicted, the last victim there was needed — some dimension that a
+//! task reclaim pipelined on the node asks for has less FutureIdle at the end of the session than
+//! that victim's request. (Had the last reclaimer fitted without that victim, the node's
+//! FutureIdle would still hold the victim's request on every dimension the reclaimer asks for;
+//! later reclaimers pipelined there without evicting only lower it.) Nodes where reclaim
+//! pipelined without evicting are allowed: an empty victim list is valid (`ValidateVictims`).
 //!
 //! capacity hierarchy: reclaim never takes a queue below min(guarantee, what it held) on a
 //! guaranteed dimension, where what a queue holds counts its Pipelined tasks as the plugin's
@@ -245,14 +255,11 @@ fn apply_all(c: &mut Cluster, ds: &[Delta]) {
     }
 }
 
-/// What the cluster does in answer to `d`: bound pods run; pipelined preemptors carry their
-/// nominated node; pods evicted now are terminating, pods terminating since an earlier cycle
-/// are gone.
-fn reactions(c: &Cluster, d: &Decisions, terminating: &mut Vec<(String, String)>) -> Vec<Delta> {
+/// What the cluster does in answer to `d` (the simulator's default lifecycle,
+/// `runtime/src/sim/lifecycle.rs`): bound pods run; pipelined preemptors carry their nominated
+/// node; pods evicted now are gone in the next cycle; pods that arrived terminating stay so.
+fn reactions(c: &Cluster, d: &Decisions) -> Vec<Delta> {
     let mut out = Vec::new();
-    for (ns, name) in terminating.drain(..) {
-        out.push(Delta::PodDeleted { namespace: ns, name });
-    }
     for b in &d.binds {
         if let (Some(p), Some(n)) = (c.pod(b.pod), c.node(b.node)) {
             let mut spec = p.spec.clone();
@@ -270,11 +277,7 @@ fn reactions(c: &Cluster, d: &Decisions, terminating: &mut Vec<(String, String)>
     }
     for e in &d.evictions {
         if let Some(p) = c.pod(e.pod) {
-            let mut spec = p.spec.clone();
-            spec.deleting = true;
-            spec.disruption_target = true;
-            terminating.push((spec.namespace.clone(), spec.name.clone()));
-            out.push(Delta::Pod(spec));
+            out.push(Delta::PodDeleted { namespace: p.spec.namespace.clone(), name: p.spec.name.clone() });
         }
     }
     for s in &d.pod_groups {
@@ -301,7 +304,6 @@ pub fn run(input: &EvictInput, family: EvictFamily) {
     apply_all(&mut b, &initial);
     discard_restores(&a, &conf, &input.picks);
     let mut evicted_before: HashSet<(String, String)> = HashSet::new();
-    let (mut term_a, mut term_b) = (Vec::new(), Vec::new());
     let stats = std::env::var_os("BASALT_FUZZ_STATS").is_some();
     for i in 0..(1 + input.cycles % 3) as u64 {
         let opts = CycleOptions { seed: input.seed.wrapping_add(i), cycle: i + 1, now_ms: 0 };
@@ -321,8 +323,8 @@ pub fn run(input: &EvictInput, family: EvictFamily) {
             let p = &a.pod(e.pod).expect("victims exist").spec;
             evicted_before.insert((p.namespace.clone(), p.name.clone()));
         }
-        let ra = reactions(&a, &d, &mut term_a);
-        let rb = reactions(&b, &d, &mut term_b);
+        let ra = reactions(&a, &d);
+        let rb = reactions(&b, &d);
         apply_all(&mut a, &ra);
         apply_all(&mut b, &rb);
     }
@@ -373,10 +375,13 @@ fn checked_cycle(
     let mut reclaim_start: Option<(usize, Vec<Vec<i64>>)> = None;
     // The queues' subtree allocation as reclaim started (see the capability check below).
     let mut reclaim_tree: Option<Vec<i64>> = None;
+    // Task statuses as reclaim started (which tasks reclaim pipelined).
+    let mut reclaim_status: Option<Vec<TaskStatus>> = None;
     for action in &conf.actions {
         if *action == basalt_core::conf::ActionKind::Reclaim {
             reclaim_start = Some((ssn.state.evictions.len(), queue_allocated(&ssn)));
             reclaim_tree = Some(ssn.state.queues.acct.tree_allocated.to_vec());
+            reclaim_status = Some(ssn.state.tasks.status.to_vec());
         }
         basalt_core::actions::execute(*action, &mut ssn);
     }
@@ -439,6 +444,9 @@ fn checked_cycle(
             }
             other => panic!("eviction of {key} with reason {other:?} from {family:?}"),
         }
+    }
+    if let (Some((from, _)), Some(before)) = (&reclaim_start, &reclaim_status) {
+        last_reclaim_victims_needed(&ssn, &s.evictions[*from..], before);
     }
     if let Some((from, allocated)) = &reclaim_start {
         let mut left = allocated.clone();
@@ -530,6 +538,40 @@ fn checked_cycle(
         );
     }
     d
+}
+
+/// Reclaim evicts only what its reclaimer needs (see the module docs): on each node where
+/// `victims` (reclaim's evictions, in order) took something, the last victim's request exceeds
+/// the node's final FutureIdle on a dimension that a task reclaim pipelined there (`Pipelined`
+/// now, not in `before`) asks for.
+fn last_reclaim_victims_needed(ssn: &Session<'_>, victims: &[(TaskIdx, String)], before: &[TaskStatus]) {
+    let s = &ssn.state;
+    let dims = s.dims;
+    let mut last: BTreeMap<u32, TaskIdx> = BTreeMap::new();
+    for (v, _) in victims {
+        let n = s.tasks.node_of(*v).expect("a victim stays on its node while Releasing");
+        last.insert(n.0, *v);
+    }
+    for (&n, &v) in &last {
+        let n = NodeIdx(n);
+        let asked: Vec<bool> = (0..dims)
+            .map(|d| {
+                s.tasks_on(n).any(|p| {
+                    s.tasks.status[p.ix()] == TaskStatus::Pipelined
+                        && before[p.ix()] != TaskStatus::Pipelined
+                        && s.tasks.req(p, dims)[d] > 0
+                })
+            })
+            .collect();
+        let vreq = s.tasks.req(v, dims);
+        let needed = (0..dims).any(|d| asked[d] && s.future_idle(n, d) < vreq[d]);
+        assert!(
+            needed,
+            "reclaim evicted {} on node {} although its reclaimer fitted without it (FutureIdle at the end holds its request)",
+            s.task_key(v),
+            s.nodes.rec[n.ix()].spec.name
+        );
+    }
 }
 
 /// Statement discard restores exactly: allocate, pipeline (with or without eviction),

@@ -42,6 +42,12 @@ pub struct SimulateArgs {
     /// 1s or 500ms): pods' basalt.dev/duration-seconds and policy timeouts count on it.
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = schedule_period)]
     pub schedule_period: std::time::Duration,
+    /// Termination grace, seconds of virtual time: a pod evicted (or deleted by the job
+    /// controller) stays terminating, holding its node's resources, for this long before it is
+    /// gone (default 0: gone in the next cycle). Pods that arrive terminating (with a
+    /// deletionTimestamp) stay terminating for the whole run.
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = termination_grace)]
+    pub termination_grace: f64,
     /// Seed of the random tie-breaks; cycle i uses seed + i.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub seed: u64,
@@ -73,6 +79,14 @@ pub struct SimulateArgs {
     /// comparison tests.
     #[arg(long)]
     pub plain_scan: bool,
+}
+
+/// `--termination-grace`: a finite number of seconds ≥ 0.
+fn termination_grace(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("--termination-grace: `{s}` is not a number of seconds >= 0")),
+    }
 }
 
 /// `--schedule-period`: a Go duration of at least 1 ms.
@@ -153,6 +167,7 @@ pub fn run(args: &SimulateArgs) -> u8 {
         schedule_period_ms: i64::try_from(args.schedule_period.as_millis()).unwrap_or(i64::MAX),
         seed: args.seed,
         scheduler_name: args.scheduler_name.clone(),
+        termination_grace_ms: (args.termination_grace * 1000.0).round().min(i64::MAX as f64) as i64,
     };
     let (out, timings) = match sim::run_timed(&args.cluster, &conf, &opts) {
         Ok(run) => run,

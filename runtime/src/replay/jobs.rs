@@ -84,6 +84,7 @@ pub fn replay_jobs(
         schedule_period_ms: period_ms.max(1),
         seed,
         scheduler_name: scheduler_name.to_string(),
+        termination_grace_ms: 0,
     };
     let mut report = JobsReplayReport {
         input: paths.iter().map(|p| p.display().to_string()).collect(),

@@ -1,8 +1,10 @@
 //! The simulated cluster behind `basalt simulate`: a core [`Cluster`] loaded from files, run
 //! for N scheduling cycles, each cycle's [`Decisions`] applied back as [`Delta`]s the way a
-//! real cluster would react: a bound pod runs from the next cycle on, an evicted pod is
-//! terminating (Releasing, with Volcano's `DisruptionTarget` condition) in the next cycle and
-//! gone in the one after, as the kubelet deletes it; a preemptor pipelined where victims were
+//! real cluster would react: a bound pod runs from the next cycle on, an evicted pod is gone in
+//! the next cycle (by default; with [`SimOptions::termination_grace_ms`] it is terminating —
+//! Releasing, with Volcano's `DisruptionTarget` condition — for that much virtual time first), a
+//! pod that arrives terminating stays terminating for the whole run ([`lifecycle`], the
+//! conformance contract); a preemptor pipelined where victims were
 //! evicted carries `status.nominatedNodeName`; a PodGroup takes the phase and conditions the
 //! scheduler wrote.
 //!
@@ -23,6 +25,7 @@
 pub mod job_report;
 pub mod jobs;
 pub mod kubelet;
+pub mod lifecycle;
 pub mod report;
 pub mod startup;
 pub mod timing;
@@ -65,6 +68,10 @@ pub struct SimOptions {
     pub seed: u64,
     /// The scheduler name pods must carry to be scheduled (default `volcano`).
     pub scheduler_name: String,
+    /// Termination grace of pods that start terminating during the run (evicted, or deleted
+    /// by the job controller), ms of virtual time (`--termination-grace`, default 0: gone in
+    /// the next cycle); see [`lifecycle`].
+    pub termination_grace_ms: i64,
 }
 
 impl Default for SimOptions {
@@ -75,6 +82,7 @@ impl Default for SimOptions {
             schedule_period_ms: DEFAULT_SCHEDULE_PERIOD_MS,
             seed: 0,
             scheduler_name: load::DEFAULT_SCHEDULER_NAME.into(),
+            termination_grace_ms: 0,
         }
     }
 }
@@ -220,14 +228,24 @@ pub struct Simulator {
     cycles_run: u64,
     jobs: Option<jobs::JobWorld>,
     period_ms: i64,
+    lifecycle: lifecycle::Lifecycle,
 }
 
 impl Simulator {
     /// A simulator over `cluster`, scheduling with `conf`, seeded with `seed`, on the clock
-    /// [`SimClock::of`] the cluster.
+    /// [`SimClock::of`] the cluster; pods that start terminating are gone in the next cycle
+    /// ([`Simulator::with_termination_grace`] changes that).
     pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
         let clock = SimClock::of(&cluster);
-        Simulator { cluster, conf, seed, clock, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS }
+        let lifecycle = lifecycle::Lifecycle::new(&cluster, 0);
+        Simulator { cluster, conf, seed, clock, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS, lifecycle }
+    }
+
+    /// Keeps pods that start terminating (evicted, deleted by the controller) for `grace_ms` of
+    /// virtual time before they are gone ([`lifecycle`]); pods that arrived terminating stay.
+    pub fn with_termination_grace(mut self, grace_ms: i64) -> Self {
+        self.lifecycle = lifecycle::Lifecycle::new(&self.cluster, grace_ms);
+        self
     }
 
     /// Runs `jobs` with the job controller's logic beside the scheduler, a cycle every
@@ -283,6 +301,12 @@ impl Simulator {
                 refused.push(format!("cycle {}: {e}", i + 1));
             }
         }
+        let next_ms = t_ms.saturating_add(self.period_ms);
+        for d in self.lifecycle.finish_step(&self.cluster, t_ms, next_ms) {
+            if let Err(e) = self.cluster.apply(d) {
+                refused.push(format!("cycle {}: {e}", i + 1));
+            }
+        }
         if let Some(j) = self.jobs.as_mut() {
             j.observe(&self.cluster, i + 1, t_ms);
         }
@@ -292,10 +316,10 @@ impl Simulator {
 }
 
 /// The changes a cluster makes in answer to `d`: the claims of its volume bindings are bound
-/// ([`volumes::bind_volumes`]); bound pods get their node and run; pods that
-/// were already terminating before this cycle are deleted (the kubelet finished them); evicted
+/// ([`volumes::bind_volumes`]); bound pods get their node and run; evicted
 /// pods start terminating (deletion timestamp and `DisruptionTarget`, as Volcano's evict writes
-/// them; volcano-behaviour.md §1.6); a pod pipelined where victims were evicted for it gets
+/// them; volcano-behaviour.md §1.6; [`lifecycle::Lifecycle`] then decides when they are gone); a
+/// pod pipelined where victims were evicted for it gets
 /// `status.nominatedNodeName`; PodGroups take their new phase and conditions; a cycle in which
 /// the `rescheduling` strategies ran leaves [`Delta::Rescheduled`] (last), so their `interval`
 /// counts from it. A bound pod is scheduled at `now_ms` (its `start_ms`; left as it was when
@@ -304,11 +328,6 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
     let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
     // The PV controller binds the claims before the pods' Bindings land.
     out.extend(volumes::bind_volumes(cluster, &d.volume_bindings));
-    for (_, p) in cluster.pods() {
-        if p.spec.deleting && !p.spec.node_name.is_empty() {
-            out.push(Delta::PodDeleted { namespace: p.spec.namespace.clone(), name: p.spec.name.clone() });
-        }
-    }
     for b in &d.binds {
         if let (Some(p), Some(n)) = (cluster.pod(b.pod), cluster.node(b.node)) {
             let mut spec = p.spec.clone();
@@ -397,7 +416,7 @@ pub fn simulate_timed(
     };
     timings.startup_ms = ms_since(t);
     let has_jobs = !world.is_empty();
-    let mut sim = Simulator::new(cluster, conf.clone(), opts.seed);
+    let mut sim = Simulator::new(cluster, conf.clone(), opts.seed).with_termination_grace(opts.termination_grace_ms);
     if has_jobs {
         sim = sim.with_jobs(world, opts.schedule_period_ms);
     }
@@ -523,14 +542,15 @@ mod tests {
         let a = c.pod(c.pod_id("ns", "a").unwrap()).unwrap();
         assert_eq!((a.spec.node_name.as_str(), a.spec.phase), ("n1", PodPhase::Running));
         let b = &c.pod(c.pod_id("ns", "b").unwrap()).unwrap().spec;
-        assert!(b.deleting && b.disruption_target, "an evicted pod is terminating in the next cycle");
+        assert!(b.deleting && b.disruption_target, "an evicted pod starts terminating");
         let g = c.pod_group(c.pod_group_id("ns", "pg").unwrap()).unwrap();
         assert_eq!((g.spec.phase, g.spec.conditions.clone()), (PodGroupPhase::Running, vec![cond]));
-        // One cycle later the kubelet has deleted it.
-        for delta in deltas_for(&c, &Decisions::default(), 0) {
+        // Without a termination grace the lifecycle deletes it before the next cycle.
+        let mut l = lifecycle::Lifecycle::new(&cluster(), 0);
+        for delta in l.finish_step(&c, 0, 1000) {
             c.apply(delta).unwrap();
         }
-        assert!(c.pod_id("ns", "b").is_none(), "a terminating pod is gone a cycle later");
+        assert!(c.pod_id("ns", "b").is_none(), "an evicted pod is gone in the next cycle");
     }
 
     /// A cycle in which the rescheduling strategies ran leaves its time on the cluster, so the
