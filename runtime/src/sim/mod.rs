@@ -550,6 +550,9 @@ mod tests {
                         message: "m".into(),
                         transition_id: "1".into(),
                     }],
+                    running: 1,
+                    succeeded: 2,
+                    failed: 0,
                 }],
                 ..Default::default()
             }],
@@ -564,7 +567,7 @@ mod tests {
                 "pipelined": [],
                 "podGroups": [{"podGroup": "ns/pg", "phase": "Inqueue", "conditions": [
                     {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": "m", "transitionID": "1"}
-                ]}],
+                ], "running": 1, "succeeded": 2, "failed": 0}],
                 "unschedulable": [],
                 "queues": [],
                 "events": [],
@@ -576,6 +579,6 @@ mod tests {
         });
         assert_eq!(v, want);
         let text = render_text(&out);
-        assert!(text.contains("n1: ns/a") && text.contains("ns/pg: Inqueue"), "{text}");
+        assert!(text.contains("n1: ns/a") && text.contains("ns/pg: Inqueue (running 1, succeeded 2, failed 0)"), "{text}");
     }
 }

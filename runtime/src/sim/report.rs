@@ -58,6 +58,13 @@ pub struct PodGroupReport {
     pub phase: String,
     /// Conditions.
     pub conditions: Vec<ConditionReport>,
+    /// `status.running`: tasks running after the cycle (Volcano's count, written with the
+    /// phase; volcano-behaviour.md §1.7).
+    pub running: i32,
+    /// `status.succeeded`.
+    pub succeeded: i32,
+    /// `status.failed`.
+    pub failed: i32,
 }
 
 /// A pod still pending after a cycle (`{"pod", "reason", "message"}`).
@@ -212,6 +219,9 @@ impl CycleReport {
                             transition_id: k.transition_id.clone(),
                         })
                         .collect(),
+                    running: g.running,
+                    succeeded: g.succeeded,
+                    failed: g.failed,
                 })
                 .collect(),
             unschedulable: d
@@ -398,7 +408,11 @@ pub fn render_text(out: &SimOutput) -> String {
             let _ = writeln!(s, "  PodGroups:");
             for g in &c.pod_groups {
                 let phase = if g.phase.is_empty() { "(no phase)" } else { &g.phase };
-                let _ = write!(s, "    {}: {phase}", g.pod_group);
+                let _ = write!(
+                    s,
+                    "    {}: {phase} (running {}, succeeded {}, failed {})",
+                    g.pod_group, g.running, g.succeeded, g.failed
+                );
                 for k in &g.conditions {
                     let _ = write!(s, "; {}={} {}", k.kind, k.status, k.reason);
                     if !k.message.is_empty() {
