@@ -16,6 +16,7 @@
 //! one of them, so re-running a recorded cycle gives the recorded decisions.
 
 pub mod explain;
+pub mod explain_group;
 pub mod format;
 pub mod named;
 pub mod reader;
