@@ -408,11 +408,7 @@ pub fn render_text(out: &SimOutput) -> String {
             let _ = writeln!(s, "  PodGroups:");
             for g in &c.pod_groups {
                 let phase = if g.phase.is_empty() { "(no phase)" } else { &g.phase };
-                let _ = write!(
-                    s,
-                    "    {}: {phase} (running {}, succeeded {}, failed {})",
-                    g.pod_group, g.running, g.succeeded, g.failed
-                );
+                let _ = write!(s, "    {}: {phase}", g.pod_group);
                 for k in &g.conditions {
                     let _ = write!(s, "; {}={} {}", k.kind, k.status, k.reason);
                     if !k.message.is_empty() {
