@@ -327,3 +327,66 @@ fn a_rerun_keeps_the_rescheduling_interval() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn explain_of_a_podgroup_and_of_a_job_without_pods() {
+    use basalt_runtime::recorder::explain_group::{explain_group, Target};
+    let d = dir("explain-group");
+    record(&d, 1 << 20, u64::MAX);
+    let (spans, walk) = explain_group(&d, &Target::PodGroup(("ns".into(), "big".into()))).unwrap();
+    assert_eq!(walk.cycles, 12);
+    assert_eq!(spans[0].first_seq, 1, "short positions from #1");
+    assert!(spans.iter().all(|s| s.state != "absent" && s.state != "Running"), "{spans:?}");
+    let why = spans.last().unwrap().why.join("\n");
+    assert!(why.contains("pods: 1 (0 bound, 1 pending, 0 finished)"), "{why}");
+    assert!(why.contains("1 pending: Unschedulable:") && why.contains("tasks in gang unschedulable"), "{why}");
+    assert!(why.contains("queue gold"), "{why}");
+
+    // A Job the controller never gave a PodGroup (so never any pods): said so, not an error.
+    let (spans, _) = explain_group(&d, &Target::Job(("ns".into(), "never".into()))).unwrap();
+    assert_eq!(spans.len(), 1, "one explanation for every cycle: {spans:?}");
+    assert_eq!((spans[0].state, spans[0].first_seq, spans[0].last_seq), ("absent", 1, 12));
+    assert!(spans[0].why[0].contains("no PodGroup ns/never-<uid> of Job ns/never"), "{spans:?}");
+    // A Job found by its PodGroup's name (here the legacy `<job>`).
+    let (spans, _) = explain_group(&d, &Target::Job(("ns".into(), "big".into()))).unwrap();
+    assert!(spans[0].why[0].starts_with("Job ns/big: PodGroup ns/big"), "{spans:?}");
+}
+
+#[test]
+fn a_recording_read_while_it_is_written_is_live() {
+    let d = dir("live");
+    let mut s = Scheduler::new(Mirror::new(vec!["volcano".into()], vec![]), 5, 1000);
+    let cfg = RecorderConfig {
+        dir: d.clone(),
+        segment_bytes: 1 << 20,
+        max_bytes: u64::MAX,
+        args: vec!["--record".into()],
+        wait_written: true,
+    };
+    s.set_recorder(Box::new(Recorder::start(cfg).unwrap()));
+    for k in Kind::ALL {
+        s.mirror.handle(WatchEvent::Init(k));
+    }
+    s.mirror.handle(WatchEvent::InitApply(node("za-0", "8")));
+    s.mirror.handle(WatchEvent::InitApply(queue("default", 1)));
+    for k in Kind::ALL {
+        s.mirror.handle(WatchEvent::InitDone(k));
+    }
+    let conf = SchedulerConf::default();
+    let out = Captured::default();
+    for c in 0..3 {
+        job(&mut s, &format!("l{c}"), 1, "1", "default", c);
+        s.run_cycle(&conf, &out);
+    }
+    // The scheduler is still recording: its segment is open and locked.
+    let live = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(live.walk.live.len(), 1, "{:?}", live.walk);
+    assert!(live.walk.truncated.is_empty(), "live, not cut: {:?}", live.walk);
+    assert_eq!(live.cycles.len(), 3, "read up to the last complete record");
+    assert!(live.cycles.iter().all(|c| c.differences.is_empty()));
+    assert_eq!(live.cycles.iter().map(|c| c.seq).collect::<Vec<_>>(), [1, 2, 3]);
+    drop(s.take_recorder());
+    let done = rerun(&d, &RerunOptions::default()).unwrap();
+    assert!(done.walk.live.is_empty() && done.walk.truncated.is_empty(), "{:?}", done.walk);
+    assert_eq!(done.cycles.len(), 3);
+}

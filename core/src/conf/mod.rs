@@ -5,10 +5,12 @@
 mod args;
 mod flags;
 mod parse;
+mod unknown;
 
 pub use args::{parse_go_duration_ns, ArgKind, ArgSpec, Arguments};
 pub use flags::{EnableFlags, Flag};
 pub use parse::{ConfError, ConfWarning};
+pub use unknown::{dropped_by_unknown, nearest_plugin, UnknownPlugin};
 
 /// Every plugin name Volcano registers (`plugins/factory.go`).
 pub const VOLCANO_PLUGINS: &[&str] = &[
@@ -181,6 +183,11 @@ pub struct SchedulerConf {
     pub configurations: Vec<(String, Arguments)>,
     /// Scheduler flags.
     pub options: SchedulerOptions,
+    /// Plugins the conf names that Volcano does not register (a typo such as `proportoin`):
+    /// skipped, as Volcano's `OpenSession` skips a plugin it has no builder for; kept here so
+    /// that `--strict` can refuse them and a reload can say which running plugin they drop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_plugins: Vec<UnknownPlugin>,
 }
 
 /// Volcano's built-in default conf (`DefaultSchedulerConf`).

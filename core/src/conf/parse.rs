@@ -56,8 +56,9 @@ fn arguments(v: Option<&serde_yaml::Value>, path: &str) -> Result<Arguments, Con
 }
 
 impl SchedulerConf {
-    /// Parses conf text. Unknown actions are errors; a plugin name Volcano does not have is a
-    /// warning and is dropped. Volcano plugins and actions Basalt does not implement stay in
+    /// Parses conf text. Unknown actions are errors; a plugin name Volcano does not have is
+    /// dropped from its tier and kept in [`SchedulerConf::unknown_plugins`], which
+    /// [`crate::plugins::Registry::check`] reports (with "did you mean"; `--strict` refuses it). Volcano plugins and actions Basalt does not implement stay in
     /// the conf: the session skips them, and [`crate::plugins::Registry::check`] lists them
     /// (with the plugin arguments it does not honour).
     pub fn parse(text: &str) -> Result<(SchedulerConf, Vec<ConfWarning>), ConfError> {
@@ -94,6 +95,7 @@ impl SchedulerConf {
             Some(_) => return Err(field("actions", "must be a comma-separated string")),
         }
         let mut tiers = Vec::new();
+        let mut unknown_plugins = Vec::new();
         match map.get("tiers") {
             None | Some(serde_yaml::Value::Null) => {}
             Some(serde_yaml::Value::Sequence(ts)) => {
@@ -132,7 +134,9 @@ impl SchedulerConf {
                         }
                         let arguments = arguments(pm.get("arguments"), &format!("{path}.arguments"))?;
                         if !super::VOLCANO_PLUGINS.contains(&name.as_str()) {
-                            warnings.push(ConfWarning(format!("{path}: unknown plugin {name:?} skipped")));
+                            // Reported by `Registry::check` (with "did you mean"), not here: a
+                            // warning in both places would print it twice.
+                            unknown_plugins.push(super::UnknownPlugin::new(ti, &name));
                             continue;
                         }
                         tier.plugins.push(PluginOption { name, arguments, flags });
@@ -169,7 +173,7 @@ impl SchedulerConf {
         if actions.is_empty() {
             return Err(field("actions", "no actions: Volcano refuses a conf without actions (and keeps the one it had)"));
         }
-        Ok((SchedulerConf { actions, tiers, configurations, options: SchedulerOptions::default() }, warnings))
+        Ok((SchedulerConf { actions, tiers, configurations, options: SchedulerOptions::default(), unknown_plugins }, warnings))
     }
 }
 
@@ -215,13 +219,14 @@ mod tests {
     }
 
     #[test]
-    fn unknown_plugin_warns_and_is_skipped_and_flags_default_true() {
+    fn unknown_plugin_is_kept_aside_and_skipped_and_flags_default_true() {
         let (c, w) = SchedulerConf::parse(
             "actions: allocate\ntiers:\n- plugins:\n  - name: nosuch\n  - name: gang\n    enableJobReady: false\n",
         )
         .unwrap();
         assert_eq!(c.tiers[0].plugins.len(), 1);
-        assert!(w.iter().any(|w| w.0.contains("nosuch")));
+        assert!(w.is_empty(), "the registry's check reports it: {w:?}");
+        assert_eq!(c.unknown_plugins.iter().map(|u| u.name.as_str()).collect::<Vec<_>>(), ["nosuch"]);
         let g = &c.tiers[0].plugins[0];
         assert!(!g.flags.on(Flag::JobReady));
         assert!(g.flags.on(Flag::JobOrder));

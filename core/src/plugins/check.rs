@@ -54,7 +54,7 @@ impl std::fmt::Display for Unhonoured {
 }
 
 /// Levenshtein distance, for "did you mean".
-fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
@@ -157,6 +157,14 @@ impl Registry {
                 kind: UnhonouredKind::Action,
                 name: a.name().into(),
                 message: format!("action {:?} is not implemented in this Basalt version; it is skipped", a.name()),
+                strict: true,
+            });
+        }
+        for u in &conf.unknown_plugins {
+            out.push(Unhonoured {
+                kind: UnhonouredKind::Plugin,
+                name: u.name.clone(),
+                message: format!("tier {}: {}", u.tier, u.message()),
                 strict: true,
             });
         }

@@ -33,7 +33,7 @@ pub mod binpack;
 pub mod capacity;
 mod capacity_attrs;
 pub mod cdp;
-mod check;
+pub(crate) mod check;
 pub mod conformance;
 pub mod drf;
 mod drf_hierarchy;

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
 pub mod controller;
+pub mod log_format;
 pub mod recording;
 pub mod replay;
 pub mod scheduler;
@@ -30,6 +31,10 @@ pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
+    /// How the log on stderr is written: `text` (coloured only on a terminal, never with
+    /// `NO_COLOR` set) or `json` (one object a line, for log collectors).
+    #[arg(long, global = true, value_enum, default_value_t = log_format::LogFormat::Text)]
+    pub log_format: log_format::LogFormat,
 }
 
 /// Subcommands.
@@ -78,6 +83,6 @@ pub fn main() -> ExitCode {
     };
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    log_format::init(filter, cli.log_format);
     run(cli)
 }

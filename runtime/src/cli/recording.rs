@@ -22,8 +22,31 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "DIR")]
     pub recording: PathBuf,
     /// The pod, `namespace/name`.
+    #[arg(long, value_name = "NS/NAME", required_unless_present_any = ["podgroup", "job"], conflicts_with_all = ["podgroup", "job"])]
+    pub pod: Option<String>,
+    /// A PodGroup, `namespace/name`: its phase and why its pods wait, cycle by cycle.
+    #[arg(long, value_name = "NS/NAME", conflicts_with = "job")]
+    pub podgroup: Option<String>,
+    /// A Volcano Job, `namespace/name`: its PodGroup `<name>-<uid>` (also a Job whose pods were
+    /// never created).
     #[arg(long, value_name = "NS/NAME")]
-    pub pod: String,
+    pub job: Option<String>,
+}
+
+/// `namespace/name` split, or `None`.
+fn split_key(s: &str) -> Option<(String, String)> {
+    s.split_once('/')
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty() && !b.contains('/'))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+}
+
+/// `#3 (cycle 17…)` or `#3–#9 (cycles 17…–17…, 7 cycles)`.
+fn span_label(s: &explain::Span) -> String {
+    if s.first == s.last {
+        format!("#{} (cycle {})", s.first_seq, s.first)
+    } else {
+        format!("#{}–#{} (cycles {}–{}, {} cycles)", s.first_seq, s.last_seq, s.first, s.last, s.cycles)
+    }
 }
 
 fn notes(out: &mut String, w: &WalkSummary) {
@@ -31,6 +54,13 @@ fn notes(out: &mut String, w: &WalkSummary) {
         let _ = writeln!(
             out,
             "note: {} ends inside a record (the scheduler stopped while writing); its complete cycles were read",
+            t.display()
+        );
+    }
+    for t in &w.live {
+        let _ = writeln!(
+            out,
+            "note: {} is live (a running scheduler is still writing it): read up to its last complete record",
             t.display()
         );
     }
@@ -75,7 +105,7 @@ pub fn replay(dir: &Path, cycle: Option<u64>, confs: &[PathBuf], json: bool) -> 
             .iter()
             .map(|c| {
                 serde_json::json!({
-                    "cycle": c.cycle, "segment": c.segment, "binds": c.binds, "pending": c.pending,
+                    "cycle": c.cycle, "seq": c.seq, "segment": c.segment, "binds": c.binds, "pending": c.pending,
                     "rerunBinds": c.rerun_binds, "rerunPending": c.rerun_pending, "differences": c.differences,
                 })
             })
@@ -84,6 +114,7 @@ pub fn replay(dir: &Path, cycle: Option<u64>, confs: &[PathBuf], json: bool) -> 
             "recording": dir.display().to_string(), "conf": other, "segments": report.walk.segments,
             "cycles": cycles, "differing": differing,
             "truncated": report.walk.truncated.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "live": report.walk.live.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         });
         print(&format!("{v}\n"));
     } else {
@@ -105,7 +136,11 @@ pub fn replay(dir: &Path, cycle: Option<u64>, confs: &[PathBuf], json: bool) -> 
                     format!("{} changes: {} binds, {} pending", c.differences.len(), c.rerun_binds, c.rerun_pending)
                 }
             };
-            let _ = writeln!(out, "cycle {} [{}]: {} binds, {} pending: {verdict}", c.cycle, c.segment, c.binds, c.pending);
+            let _ = writeln!(
+                out,
+                "#{} (cycle {}) [{}]: {} binds, {} pending: {verdict}",
+                c.seq, c.cycle, c.segment, c.binds, c.pending
+            );
             if cycle.is_some() {
                 for b in &c.bind_lines {
                     let _ = writeln!(out, "  bind {b}");
@@ -141,11 +176,48 @@ pub fn replay(dir: &Path, cycle: Option<u64>, confs: &[PathBuf], json: bool) -> 
 /// Runs `basalt explain`; returns the exit code: 0, [`EXIT_BAD_CONF`] (a bad `--pod`) or
 /// [`EXIT_NOTHING_LOADED`] (unreadable recording, or the pod appears in no cycle).
 pub fn explain(args: &ExplainArgs) -> u8 {
-    let Some((ns, name)) = args.pod.split_once('/').filter(|(a, b)| !a.is_empty() && !b.is_empty() && !b.contains('/')) else {
-        eprintln!("error: --pod {:?}: expected namespace/name", args.pod);
+    use crate::recorder::explain_group::{explain_group, Target};
+    let group_target = match (&args.podgroup, &args.job) {
+        (Some(g), _) => Some(("--podgroup", g, "PodGroup")),
+        (None, Some(j)) => Some(("--job", j, "Job")),
+        _ => None,
+    };
+    if let Some((flag, value, kind)) = group_target {
+        let Some(key) = split_key(value) else {
+            eprintln!("error: {flag} {value:?}: expected namespace/name");
+            return EXIT_BAD_CONF;
+        };
+        let target = if kind == "Job" { Target::Job(key.clone()) } else { Target::PodGroup(key.clone()) };
+        let (spans, walk) = match explain_group(&args.recording, &target) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_NOTHING_LOADED;
+            }
+        };
+        let mut out = String::new();
+        let _ = writeln!(out, "{kind} {}/{} in recording {} ({} cycles)", key.0, key.1, args.recording.display(), walk.cycles);
+        for s in &spans {
+            let _ = writeln!(out, "{}: {}", span_label(s), s.state);
+            for w in &s.why {
+                let _ = writeln!(out, "  {w}");
+            }
+        }
+        notes(&mut out, &walk);
+        print(&out);
+        // A Job without a PodGroup is an explanation, not an error; a PodGroup never seen is.
+        if kind == "PodGroup" && spans.iter().all(|s| s.state == "absent") {
+            eprintln!("error: PodGroup {}/{} is in no recorded cycle", key.0, key.1);
+            return EXIT_NOTHING_LOADED;
+        }
+        return EXIT_OK;
+    }
+    let pod = args.pod.as_deref().unwrap_or_default();
+    let Some((ns, name)) = split_key(pod) else {
+        eprintln!("error: --pod {pod:?}: expected namespace/name");
         return EXIT_BAD_CONF;
     };
-    let key = (ns.to_string(), name.to_string());
+    let key = (ns.clone(), name.clone());
     let (spans, walk) = match explain::explain(&args.recording, &key) {
         Ok(x) => x,
         Err(e) => {
@@ -156,12 +228,7 @@ pub fn explain(args: &ExplainArgs) -> u8 {
     let mut out = String::new();
     let _ = writeln!(out, "Pod {}/{} in recording {} ({} cycles)", ns, name, args.recording.display(), walk.cycles);
     for s in &spans {
-        let when = if s.first == s.last {
-            format!("cycle {}", s.first)
-        } else {
-            format!("cycles {}–{} ({} cycles)", s.first, s.last, s.cycles)
-        };
-        let _ = writeln!(out, "{when}: {}", s.state);
+        let _ = writeln!(out, "{}: {}", span_label(s), s.state);
         for w in &s.why {
             let _ = writeln!(out, "  {w}");
         }

@@ -35,7 +35,8 @@ pub struct ReplayArgs {
     /// would have decided differently.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["alibaba_v2023", "cluster", "pods", "nodes", "timeseries", "plot"])]
     pub recording: Option<PathBuf>,
-    /// With --recording: only this cycle (the session number the listing prints).
+    /// With --recording: only this cycle: its position `#N` or its session number, as the
+    /// listing prints them.
     #[arg(long, value_name = "N", requires = "recording")]
     pub cycle: Option<u64>,
     /// Replay Alibaba's cluster-trace-gpu-v2023 from this directory (openb_*.csv).
@@ -47,8 +48,8 @@ pub struct ReplayArgs {
     /// Trace node list: `all` (1,523 nodes), `gpu` (the 1,213 GPU nodes), or a file [default: all].
     #[arg(long, value_name = "all|gpu|FILE", requires = "alibaba_v2023")]
     pub node_list: Option<String>,
-    /// Queue of each trace job: `qos` (ls, be, burstable, guaranteed), `single` (default) or
-    /// `round-robin:N` (q0…qN-1) [default: qos].
+    /// Queue of each trace job: `qos` (ls, be, burstable, guaranteed), `single` (every job in
+    /// `default`) or `round-robin:N` (q0…qN-1) [default: qos].
     #[arg(long, value_name = "MODE", value_parser = QueueAssignment::parse, requires = "alibaba_v2023")]
     pub queues: Option<QueueAssignment>,
     /// Weight of a trace queue (repeatable; others get 1).

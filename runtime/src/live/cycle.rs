@@ -454,13 +454,19 @@ impl Scheduler {
             });
             summary.writes += 2;
         }
-        for s in d.pod_groups.iter().filter(|s| s.changed) {
+        for s in &d.pod_groups {
             let Some(g) = self.mirror.cluster.pod_group(s.group) else { continue };
             let key = (g.spec.namespace.clone(), g.spec.name.clone());
             if self.pod_groups_in_flight.contains(&key) {
                 continue;
             }
-            let Some(mut obj) = self.mirror.pod_group_object(&key).cloned() else { continue };
+            let Some(current) = self.mirror.pod_group_object(&key) else { continue };
+            // Volcano writes when any status field it maintains changed (phase, conditions,
+            // running/succeeded/failed; volcano-behaviour.md §1.7), never an unchanged status.
+            if !s.changed && !super::pod_group_counts::changed(&current.data, s) {
+                continue;
+            }
+            let mut obj = current.clone();
             set_pod_group_status(&mut obj.data, s);
             let phase = obj.data.pointer("/status/phase").and_then(serde_json::Value::as_str).unwrap_or("");
             let waits_for_binds = status::pod_group_waits(phase, bound_groups.contains(&key));

@@ -260,6 +260,8 @@ pub struct Mirror {
     journal: Option<Vec<Delta>>,
     /// Objects refused so far (each distinct problem counted once).
     pub refused: u64,
+    /// Pending pods of ours that name no PodGroup, reported once per PodGroup-to-be.
+    ungrouped: super::ungrouped::Ungrouped,
 }
 
 impl Mirror {
@@ -284,6 +286,7 @@ impl Mirror {
             reported: HashMap::new(),
             journal: None,
             refused: 0,
+            ungrouped: Default::default(),
         }
     }
 
@@ -587,6 +590,9 @@ impl Mirror {
         let terminal = matches!(spec.phase, basalt_core::model::PodPhase::Succeeded | basalt_core::model::PodPhase::Failed);
         if !(ours || (!spec.node_name.is_empty() && !terminal)) {
             return self.remove(Kind::Pod, &key);
+        }
+        if ours && spec.group.is_none() && spec.node_name.is_empty() && !spec.deleting && !terminal {
+            self.ungrouped.note(pod);
         }
         let mut result = Applied::Stored;
         if let Some(a) = self.assumed.get(&key) {

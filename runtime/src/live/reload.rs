@@ -91,6 +91,10 @@ impl Inner {
                 if *last == text {
                     return;
                 }
+                for loss in basalt_core::conf::dropped_by_unknown(&self.tx.borrow(), &conf) {
+                    // Without --strict (which refuses an unknown name) the reload goes on, loudly.
+                    tracing::error!(file = %path.display(), "{loss}");
+                }
                 (self.apply)(&mut conf);
                 tracing::info!(file = %path.display(), actions = ?conf.actions, "reloaded the scheduler conf");
                 *last = text;
@@ -383,6 +387,27 @@ mod tests {
         std::fs::write(&f, GOOD_2).unwrap();
         wait_until("the new good conf", || w.reloads() == 1);
         assert_eq!(actions(&w), [ActionKind::Allocate]);
+    }
+
+    /// A misspelled plugin (`proportoin`) under `--strict`: refused at start with "did you
+    /// mean", and a reload to it from a conf running `proportion` is refused (fairness kept).
+    #[test]
+    fn strict_refuses_a_misspelled_plugin_at_start_and_on_reload() {
+        let check = |c: &SchedulerConf, p: &Path| crate::sim::strict_check(c, &format!("conf {}", p.display()));
+        let d = tempdir("typo");
+        let f = d.join("volcano-scheduler.conf");
+        let typo = basalt_core::conf::DEFAULT_CONF.replace("name: proportion", "name: proportoin");
+        std::fs::write(&f, &typo).unwrap();
+        let e = ConfWatcher::start_checked(Some(f.clone()), check, |_| {}).unwrap_err();
+        assert!(e.contains("unknown plugin \"proportoin\"") && e.contains("did you mean \"proportion\""), "{e}");
+
+        std::fs::write(&f, basalt_core::conf::DEFAULT_CONF).unwrap();
+        let w = ConfWatcher::start_checked(Some(f.clone()), check, |_| {}).unwrap();
+        std::fs::write(&f, &typo).unwrap();
+        wait_until("the misspelled conf to be refused", || w.failures() == 1);
+        assert_eq!(w.reloads(), 0);
+        let running: Vec<String> = w.current().tiers.iter().flat_map(|t| t.plugins.iter().map(|p| p.name.clone())).collect();
+        assert!(running.iter().any(|p| p == "proportion"), "queue fairness kept: {running:?}");
     }
 
     #[test]

@@ -22,9 +22,14 @@ pub struct Span {
     pub first: u64,
     /// Last cycle.
     pub last: u64,
+    /// Position of the first cycle in the recording (`#N`, from 1).
+    pub first_seq: u64,
+    /// Position of the last cycle.
+    pub last_seq: u64,
     /// Cycles folded.
     pub cycles: usize,
-    /// `pending`, `bound`, `bound earlier`, `absent`.
+    /// `pending`, `bound`, `bound earlier`, `absent` (a pod); the PodGroup phase or `absent`
+    /// ([`super::explain_group`]).
     pub state: &'static str,
     /// Why, one line each.
     pub why: Vec<String>,
@@ -35,14 +40,15 @@ pub fn explain(dir: &Path, pod: &ObjKey) -> Result<(Vec<Span>, WalkSummary), Str
     let mut spans: Vec<Span> = Vec::new();
     let mut bound_at: BTreeMap<String, u64> = BTreeMap::new();
     let summary = walk(dir, |at| {
-        let cycle = at.record.cycle;
+        let (cycle, seq) = (at.record.cycle, at.seq);
         let (state, why) = describe(&at, pod, &mut bound_at);
         match spans.last_mut() {
             Some(s) if s.state == state && s.why == why => {
                 s.last = cycle;
+                s.last_seq = seq;
                 s.cycles += 1;
             }
-            _ => spans.push(Span { first: cycle, last: cycle, cycles: 1, state, why }),
+            _ => spans.push(Span { first: cycle, last: cycle, first_seq: seq, last_seq: seq, cycles: 1, state, why }),
         }
         ControlFlow::Continue(())
     })?;
@@ -88,8 +94,8 @@ fn describe(at: &super::reader::At<'_>, pod: &ObjKey, bound_at: &mut BTreeMap<St
     ("pending", why)
 }
 
-/// The PodGroup's and queue's part of the explanation.
-fn group_lines(at: &super::reader::At<'_>, pod: &ObjKey, group: Option<&str>, pending: bool) -> Vec<String> {
+/// The PodGroup's and queue's part of the explanation (`pod` gives the namespace).
+pub(super) fn group_lines(at: &super::reader::At<'_>, pod: &ObjKey, group: Option<&str>, pending: bool) -> Vec<String> {
     let c = &*at.cluster;
     let d = at.recorded;
     let Some(g) = group else {

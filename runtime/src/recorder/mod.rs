@@ -18,6 +18,7 @@
 
 pub mod cycle_recorder;
 pub mod explain;
+pub mod explain_group;
 pub mod format;
 pub mod named;
 pub mod reader;

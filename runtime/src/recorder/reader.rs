@@ -33,6 +33,9 @@ pub struct At<'a> {
     /// Whether this segment started afresh from its checkpoint (not continued from the
     /// previous one).
     pub fresh: bool,
+    /// The cycle's position in the walk, from 1 (`#1`, `#2`, …): a short name for a cycle
+    /// beside its session number ([`CycleRecord::cycle`]).
+    pub seq: u64,
 }
 
 /// What a walk saw.
@@ -45,6 +48,9 @@ pub struct WalkSummary {
     /// Segments that ended inside a record (a process killed while writing): their complete
     /// records were read.
     pub truncated: Vec<PathBuf>,
+    /// Segments still being written by a running scheduler (the writer holds their file lock):
+    /// read up to their last complete record.
+    pub live: Vec<PathBuf>,
     /// Deltas the cluster refused (the live cluster refused them too).
     pub refused: u64,
 }
@@ -108,8 +114,17 @@ pub fn walk(dir: &Path, mut f: impl FnMut(At<'_>) -> ControlFlow<()>) -> Result<
                     }
                     recorded = c.decisions.apply(&recorded);
                     summary.cycles += 1;
-                    let at =
-                        At { header: &header, path, record: &c, cluster: &mut cluster, conf: &conf, recorded: &recorded, fresh };
+                    let seq = summary.cycles as u64;
+                    let at = At {
+                        header: &header,
+                        path,
+                        record: &c,
+                        cluster: &mut cluster,
+                        conf: &conf,
+                        recorded: &recorded,
+                        fresh,
+                        seq,
+                    };
                     if f(at).is_break() {
                         return Ok(summary);
                     }
@@ -119,11 +134,22 @@ pub fn walk(dir: &Path, mut f: impl FnMut(At<'_>) -> ControlFlow<()>) -> Result<
         }
         prev_complete = !r.truncated;
         if r.truncated {
-            summary.truncated.push(path.clone());
+            if being_written(path) {
+                summary.live.push(path.clone());
+            } else {
+                summary.truncated.push(path.clone());
+            }
         }
         prev = Some((header.run, header.segment));
     }
     Ok(summary)
+}
+
+/// Whether a scheduler still writes the segment at `path`: its writer holds the file's
+/// exclusive lock until the segment is finished (a crashed writer's lock is gone).
+pub fn being_written(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
 }
 
 type Start = (Header, String, Vec<basalt_core::cluster::Delta>, bool);

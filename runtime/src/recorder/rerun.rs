@@ -27,6 +27,8 @@ pub struct RerunOptions {
 pub struct CycleOutcome {
     /// Session number.
     pub cycle: u64,
+    /// Position in the recording, from 1 ([`super::reader::At::seq`]).
+    pub seq: u64,
     /// The segment file's name.
     pub segment: String,
     /// Binds recorded.
@@ -72,7 +74,8 @@ pub fn rerun(dir: &Path, opts: &RerunOptions) -> Result<RerunReport, String> {
         // Every cycle prepares the kept session layout, as the live scheduler did, so the
         // selected cycle sees the same layout history.
         at.cluster.prepare(&conf.options.default_queue);
-        if opts.cycle.is_some_and(|c| c != at.record.cycle) {
+        // `--cycle N`: the cycle's session number or its position `#N` in the recording.
+        if opts.cycle.is_some_and(|c| c != at.record.cycle && c != at.seq) {
             return ControlFlow::Continue(());
         }
         arena.reset();
@@ -83,6 +86,7 @@ pub fn rerun(dir: &Path, opts: &RerunOptions) -> Result<RerunReport, String> {
         let label = if opts.conf.is_some() { "other conf" } else { "replayed" };
         cycles.push(CycleOutcome {
             cycle: at.record.cycle,
+            seq: at.seq,
             segment: at.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             binds: at.recorded.binds.len(),
             pending: at.recorded.unschedulable.len(),

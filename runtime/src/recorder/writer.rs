@@ -286,6 +286,9 @@ impl SegmentWriter {
             Msg::Start { path, header, conf_json, checkpoint } => {
                 self.finish()?;
                 let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                // Held until the segment is finished: a reader that cannot take the lock knows the
+                // segment is still being written (a live recording), not cut by a crash.
+                let _ = file.try_lock();
                 self.written = Arc::new(AtomicU64::new(0));
                 let sink = Counting { w: io::BufWriter::new(file), n: self.written.clone() };
                 let mut gz = flate2::write::GzEncoder::new(sink, flate2::Compression::default());

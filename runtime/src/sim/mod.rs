@@ -581,6 +581,9 @@ mod tests {
                         message: "m".into(),
                         transition_id: "1".into(),
                     }],
+                    running: 1,
+                    succeeded: 2,
+                    failed: 0,
                 }],
                 ..Default::default()
             }],
@@ -595,7 +598,7 @@ mod tests {
                 "pipelined": [],
                 "podGroups": [{"podGroup": "ns/pg", "phase": "Inqueue", "conditions": [
                     {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": "m", "transitionID": "1"}
-                ]}],
+                ], "running": 1, "succeeded": 2, "failed": 0}],
                 "unschedulable": [],
                 "queues": [],
                 "events": [],

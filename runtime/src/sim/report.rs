@@ -57,6 +57,13 @@ pub struct PodGroupReport {
     pub phase: String,
     /// Conditions.
     pub conditions: Vec<ConditionReport>,
+    /// `status.running`: tasks running after the cycle (Volcano's count, written with the
+    /// phase; volcano-behaviour.md §1.7).
+    pub running: i32,
+    /// `status.succeeded`.
+    pub succeeded: i32,
+    /// `status.failed`.
+    pub failed: i32,
 }
 
 /// A pod still pending after a cycle (`{"pod", "reason", "message"}`).
@@ -187,6 +194,9 @@ impl CycleReport {
                             transition_id: k.transition_id.clone(),
                         })
                         .collect(),
+                    running: g.running,
+                    succeeded: g.succeeded,
+                    failed: g.failed,
                 })
                 .collect(),
             unschedulable: d

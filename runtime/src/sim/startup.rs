@@ -63,7 +63,7 @@ pub fn prepare(cluster: &mut Cluster, default_queue: &str, scheduler_name: &str,
                 let mut pod = s.clone();
                 pod.group = Some(name.clone());
                 notes.push(format!(
-                    "note: Pod {key} names no PodGroup (annotation scheduling.k8s.io/group-name): PodGroup {}/{name} created for it (minMember 1, queue {:?}), as Volcano's PodGroup controller does",
+                    "note: Pod {key} names no PodGroup (annotation scheduling.k8s.io/group-name): PodGroup {}/{name} created for it (minMember 1, queue {:?}), as Volcano's PodGroup controller does; the live scheduler does not create it: without a PodGroup controller running (vc-controller-manager or `basalt controller`) such a pod stays Pending",
                     s.namespace,
                     if s.queue_name.is_empty() { default_queue } else { s.queue_name.as_str() }
                 ));

@@ -113,7 +113,7 @@ async fn a_recording_of_the_live_scheduler_replays_offline_with_identical_decisi
     let ex = basalt(&["explain", "--recording", &rec_s, "--pod", &format!("{ns}/huge-0")]);
     let text = String::from_utf8_lossy(&ex.stdout);
     assert!(ex.status.success(), "{text}{}", String::from_utf8_lossy(&ex.stderr));
-    let spans: Vec<&str> = text.lines().filter(|l| l.starts_with("cycle")).collect();
+    let spans: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
     assert!(!spans.is_empty() && spans.iter().all(|l| l.ends_with(": pending")), "pending at every cycle:\n{text}");
     assert!(text.contains("nodes are unavailable") && text.contains("Insufficient cpu"), "{text}");
     assert!(text.contains("tasks in gang unschedulable"), "the gang's reason:\n{text}");
