@@ -104,15 +104,6 @@ pub fn run<'a>(
     true
 }
 
-/// Whether `t` fits `n` now (Volcano's dry-run `fits`): queue allocatable, request ≤ FutureIdle,
-/// predicates.
-fn fits(ssn: &Session<'_>, ctx: &PodCtx, q: QueueIdx, t: TaskIdx, n: NodeIdx) -> bool {
-    let s = &ssn.state;
-    ssn.plugins.allocatable(s, q, t)
-        && s.fits_future_idle(s.tasks.req(t, s.dims), n)
-        && ssn.plugins.predicate(s, ctx, t, n).is_ok()
-}
-
 /// Volcano `SelectVictimsOnNode` and `DryRunPreemption`'s acceptance: the minimal victim set of
 /// `n` for `t`, highest priority first, or `None` when the node has no potential victim, when
 /// evicting cannot make room, or when it needs no victim there. The session is left as it was.

@@ -58,3 +58,5 @@ mod reload;
 mod restart;
 mod scheduler;
 mod status_writes;
+mod user_trips;
+mod volumes;

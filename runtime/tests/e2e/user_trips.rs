@@ -7,8 +7,7 @@
 //!   naming the controller it waits for;
 //! * the scheduler's log, with stderr redirected to a file, carries no ANSI escape codes.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use basalt_runtime::crd::PodGroup;
 use e2e::rig::{Rig, Server};

@@ -5,8 +5,7 @@
 //! runs here), and when a claim never binds leaves the pod pending with its condition and
 //! releases the PV it wrote.
 
-mod e2e;
-mod support;
+use crate::{e2e, support};
 
 use e2e::process::SchedulerProcess;
 use e2e::{create_queues, node_of, pod_scheduled};
