@@ -2,12 +2,12 @@
 //! is held only through the Statement (allocate assumes it, discard releases it exactly), two
 //! pods never assume the same PV, and committed binds carry their volume bindings.
 
-use basalt_core::model::*;
 use basalt_core::framework::k8s::PodCtx;
+use basalt_core::framework::Session;
+use basalt_core::model::*;
 use basalt_core::resource::ResourceList;
 use basalt_core::session::fit::Reason;
 use basalt_core::session::tables::{NodeIdx, TaskIdx};
-use basalt_core::framework::Session;
 use basalt_core::{Cluster, CycleOptions, Delta, SchedulerConf};
 
 fn res(cpu: i64, pods: i64) -> ResourceList {

@@ -17,12 +17,12 @@
 //! sub-jobs from their running pods every session (Volcano also keeps it in its cache).
 
 use super::allocate::need_continue;
-use crate::select::nodes::{best_node, check, NodeScan};
 use crate::conf::Flag;
-use crate::model::{NetworkTopologySpec, TopologyMode};
 use crate::framework::k8s::PodCtx;
 use crate::framework::Session;
+use crate::model::{NetworkTopologySpec, TopologyMode};
 use crate::plugins::network_topology_aware::{self as nta, NtaArgs};
+use crate::select::nodes::{best_node, check, NodeScan};
 use crate::session::fit::FitErrors;
 use crate::session::statement::{OpKind, Statement};
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};

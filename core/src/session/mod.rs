@@ -19,8 +19,8 @@ pub use close::job_fit_error as close_job_fit_error;
 pub mod fit;
 pub mod statement;
 pub mod tables;
-pub mod volumes;
 pub mod topology;
+pub mod volumes;
 
 use crate::cluster::Cluster;
 use crate::conf::{SchedulerConf, SchedulerOptions};

@@ -25,6 +25,6 @@ pub mod pod_group_counts;
 pub mod reload;
 pub mod runner;
 pub mod status;
-pub mod volume_binder;
 pub mod ungrouped;
+pub mod volume_binder;
 pub mod watch;

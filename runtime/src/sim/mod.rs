@@ -29,8 +29,8 @@ pub mod lifecycle;
 pub mod report;
 pub mod startup;
 pub mod timing;
-pub mod volumes;
 pub mod topology_report;
+pub mod volumes;
 
 use crate::load::{self, LoadOptions, LoadReport};
 use basalt_core::cluster::{Cluster, Delta};
