@@ -6,6 +6,7 @@ mod args;
 mod flags;
 mod parse;
 mod unknown;
+pub(crate) use unknown::distance;
 
 pub use args::{parse_go_duration_ns, ArgKind, ArgSpec, Arguments};
 pub use flags::{EnableFlags, Flag};

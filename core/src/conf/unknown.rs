@@ -34,8 +34,7 @@ impl UnknownPlugin {
 /// ties go to the first in Volcano's registration order.
 pub fn nearest_plugin(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
-    let (best, d) =
-        super::VOLCANO_PLUGINS.iter().map(|p| (*p, crate::plugins::check::distance(&lower, p))).min_by_key(|&(_, d)| d)?;
+    let (best, d) = super::VOLCANO_PLUGINS.iter().map(|p| (*p, distance(&lower, p))).min_by_key(|&(_, d)| d)?;
     (d <= 3 && d * 2 < name.chars().count().max(1)).then_some(best)
 }
 
@@ -62,6 +61,22 @@ pub fn dropped_by_unknown(running: &super::SchedulerConf, new: &super::Scheduler
         }
     }
     out
+}
+
+/// Levenshtein distance, for "did you mean".
+pub(crate) fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]

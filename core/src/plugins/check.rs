@@ -5,7 +5,7 @@
 //! [`Unhonoured::strict`].
 
 use super::Registry;
-use crate::conf::{ArgKind, ArgSpec, Arguments, SchedulerConf};
+use crate::conf::{distance, ArgKind, ArgSpec, Arguments, SchedulerConf};
 
 /// What kind of thing is not honoured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,22 +51,6 @@ impl std::fmt::Display for Unhonoured {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
     }
-}
-
-/// Levenshtein distance, for "did you mean".
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 fn describe(v: &serde_yaml::Value) -> String {
@@ -253,11 +237,15 @@ mod tests {
 
     #[test]
     fn accepted_arguments_without_effect_are_listed() {
-        let w = check(&plugin("predicates", "predicate.VolumeBindingEnable: true, predicate.NodePortsEnable: false"));
+        // The volume filters run now, so VolumeBindingEnable has an effect; DRA is not modelled.
+        let w = check(&plugin(
+            "predicates",
+            "predicate.VolumeBindingEnable: true, predicate.DynamicResourceAllocationEnable: true, predicate.NodePortsEnable: false",
+        ));
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(
             w[0].message,
-            "plugin predicates: argument \"predicate.VolumeBindingEnable\" has no effect in Basalt: the cluster copy has no volumes: the volume filters always pass"
+            "plugin predicates: argument \"predicate.DynamicResourceAllocationEnable\" has no effect in Basalt: dynamic resource allocation is not modelled"
         );
         assert!(w[0].strict);
     }

@@ -222,6 +222,6 @@ impl Predicates {
     /// `plugin_impl!` block writes.
     pub const FNS: u32 = {
         use crate::framework::Fn as F;
-        F::Predicate.bit() | F::EventHandler.bit()
+        F::PrePredicate.bit() | F::Predicate.bit() | F::EventHandler.bit()
     };
 }

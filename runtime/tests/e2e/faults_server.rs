@@ -30,10 +30,13 @@ fn report(fault: &str, recovery: Duration, requests: usize) {
 /// client-go's reflector: 0.8 s doubling to 30 s, jittered): at most 15 requests per watched kind.
 /// A PodGroup whose status changed just before the stop is written again every cycle, each
 /// write tried 3 times (at most 3 requests per such PodGroup per second, 4 here). The scheduler
-/// does not exit. Pods created after the restart are bound within 100 s of the server being
+/// does not exit. Pods created after the restart are bound within 150 s of the server being
 /// ready again: the next watch attempt can be a full 30 s backoff step away, and right after
 /// its restart the server answers 403 until its RBAC cache has synced, which costs one more
-/// step, then a relist and a cycle (measured: 77 s). The pods bound before stay bound once.
+/// step, then a relist and a cycle (measured: 77 s alone; 101 s with another e2e test running
+/// beside it on the 2 cores, as the one e2e binary runs them; bound 150 s, two full backoff
+/// steps with their jitter plus the relist and a cycle under that load). The pods bound before
+/// stay bound once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apiserver_stopped_for_30s() -> support::Result<()> {
     let _serial = SERIAL.lock().await;
@@ -50,11 +53,11 @@ async fn apiserver_stopped_for_30s() -> support::Result<()> {
     tokio::task::block_in_place(|| server.restart_kube_apiserver(stopped))?;
     let up = Instant::now();
     let after = rig.gangs("after", 4, 3, "500m").await?;
-    rig.wait_bound(&after, Duration::from_secs(120)).await?;
+    rig.wait_bound(&after, Duration::from_secs(170)).await?;
     let recovery = up.elapsed();
     report("apiserver_stopped_for_30s", recovery, sent);
     assert!(sent <= 15 * 5 + 3 * 4 * 30, "{sent} requests while the server was down for 30 s");
-    assert!(recovery <= Duration::from_secs(100), "recovered {recovery:?} after the restart");
+    assert!(recovery <= Duration::from_secs(150), "recovered {recovery:?} after the restart");
     rig.assert_running();
     rig.assert_bound_once(&first).await?;
     rig.assert_bound_once(&after).await?;

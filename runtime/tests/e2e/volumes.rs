@@ -78,6 +78,15 @@ fn claim_ref(v: &PersistentVolume) -> Option<String> {
     v.spec.as_ref()?.claim_ref.as_ref().and_then(|r| r.name.clone())
 }
 
+/// The PV controller's part (none runs beside the test apiserver): the server creates every PV in
+/// phase `Pending`, and only an `Available` PV is offered to a WaitForFirstConsumer claim (as
+/// kube-scheduler's volume binder ignores PVs in any other phase).
+async fn set_phase(pvs: &Api<PersistentVolume>, name: &str, phase: &str) -> support::Result<()> {
+    let body = serde_json::json!({"status": {"phase": phase}});
+    pvs.patch_status(name, &PatchParams::default(), &Patch::Merge(&body)).await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_pin_pods_and_bind_before_the_pod() -> support::Result<()> {
     let server = TestApiserver::start()?;
@@ -102,9 +111,11 @@ async fn claims_pin_pods_and_bind_before_the_pod() -> support::Result<()> {
     let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(admin.clone(), &ns);
     // A claim already bound to a zone-a disk.
     create(&pvs, pv("disk-a", "zonal", "a", Some((&ns, "bound")))).await?;
+    set_phase(&pvs, "disk-a", "Bound").await?;
     create(&pvcs, pvc(&ns, "bound", "zonal", Some("disk-a"))).await?;
     // WaitForFirstConsumer: one static PV in zone b, one in zone a for a claim nobody binds.
     create(&pvs, pv("local-b", "local", "b", None)).await?;
+    set_phase(&pvs, "local-b", "Available").await?;
     create(&pvcs, pvc(&ns, "wffc", "local", None)).await?;
 
     let dir = server.dir().to_path_buf();
@@ -128,10 +139,13 @@ async fn claims_pin_pods_and_bind_before_the_pod() -> support::Result<()> {
 
     // 2. WaitForFirstConsumer with a static PV: claimRef first, the pod only once bound.
     pod_with_claim(&admin, &ns, "p-wffc", "wffc").await?;
-    wait_for("local-b's claimRef written", Duration::from_secs(60), || async {
+    let written = wait_for("local-b's claimRef written", Duration::from_secs(60), || async {
         Ok((claim_ref(&pvs.get("local-b").await?).as_deref() == Some("wffc")).then_some(()))
     })
-    .await?;
+    .await;
+    if let Err(e) = written {
+        return Err(format!("{e}; scheduler log:\n{}", sched.log_text()).into());
+    }
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(node_of(&pod(&admin, &ns, "p-wffc").await?), "", "no Binding before the claim is bound");
     // The PV controller's part.
@@ -146,6 +160,7 @@ async fn claims_pin_pods_and_bind_before_the_pod() -> support::Result<()> {
 
     // 3. A claim that never binds: the pod stays pending with its condition, the PV is released.
     create(&pvs, pv("local-a", "local", "a", None)).await?;
+    set_phase(&pvs, "local-a", "Available").await?;
     create(&pvcs, pvc(&ns, "never", "local", None)).await?;
     pod_with_claim(&admin, &ns, "p-never", "never").await?;
     let (_, reason, message) = wait_for("p-never's failed prebind condition", Duration::from_secs(60), || async {
