@@ -10,6 +10,8 @@ use basalt_core::session::fit::Reason;
 use basalt_core::session::tables::{NodeIdx, TaskIdx};
 use basalt_core::{Cluster, CycleOptions, Delta, SchedulerConf};
 
+mod support;
+
 fn res(cpu: i64, pods: i64) -> ResourceList {
     [("cpu".to_string(), cpu), ("memory".to_string(), 8 << 30), ("pods".to_string(), pods)].into_iter().collect()
 }
@@ -29,18 +31,11 @@ fn hostname_term(node: &str) -> Vec<NodeSelectorTerm> {
 /// unbound claims c0, c1 in one job.
 fn cluster() -> Cluster {
     let mut c = Cluster::new();
-    c.apply(Delta::Queue(QueueSpec { name: "default".into(), weight: 1, reclaimable: true, ..Default::default() })).unwrap();
+    c.apply(support::default_queue()).unwrap();
     for n in ["n1", "n2"] {
-        let labels = [("kubernetes.io/hostname".to_string(), n.to_string())].into_iter().collect();
-        c.apply(Delta::Node(NodeSpec {
-            name: n.into(),
-            labels,
-            capacity: res(8000, 110),
-            allocatable: res(8000, 110),
-            ready: true,
-            ..Default::default()
-        }))
-        .unwrap();
+        let Delta::Node(mut node) = support::ready_node(n, res(8000, 110)) else { unreachable!("ready_node builds a Node") };
+        node.labels = [("kubernetes.io/hostname".to_string(), n.to_string())].into_iter().collect();
+        c.apply(Delta::Node(node)).unwrap();
     }
     c.apply(Delta::StorageClass(StorageClassSpec {
         name: "local".into(),
