@@ -164,7 +164,20 @@ async fn gangs_on_many_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditi
     .await?;
     assert_eq!(pg.reason.as_deref(), Some("NotEnoughResources"));
     assert!(pg.message.as_deref().unwrap_or("").starts_with("3/3 tasks in gang unschedulable"), "{pg:?}");
-    let evs = events(&admin, &ns).await?;
+    // Events are written asynchronously after the status: wait until both have landed.
+    let evs = wait_for_every(
+        "big-0's Unschedulable and big-0-0's FailedScheduling events",
+        Duration::from_secs(30),
+        Duration::from_millis(500),
+        || async {
+            let evs = events(&admin, &ns).await?;
+            let has = |obj: &str, reason: &str| {
+                evs.iter().any(|e| e.involved_object.name.as_deref() == Some(obj) && e.reason.as_deref() == Some(reason))
+            };
+            Ok((has("big-0", "Unschedulable") && has("big-0-0", "FailedScheduling")).then_some(evs))
+        },
+    )
+    .await?;
     let pg_events: Vec<_> = evs
         .iter()
         .filter(|e| e.involved_object.name.as_deref() == Some("big-0") && e.reason.as_deref() == Some("Unschedulable"))
