@@ -16,7 +16,7 @@ use e2e::{events, free_port, http_get, metric, node_of, pod_scheduled, pods, SCH
 use std::time::Duration;
 use support::{
     apply_scheduler_rbac, create_pod, create_pod_group, create_priority_class, create_queue, fresh_namespace,
-    install_volcano_crds, pod_group, queue, wait_for, Kubelet, TestApiserver, TestNode, TestPod,
+    install_volcano_crds, pod_group, queue, wait_for, wait_for_every, Kubelet, TestApiserver, TestNode, TestPod,
 };
 
 const CONF: &str = "actions: \"enqueue, allocate, preempt\"
@@ -120,7 +120,15 @@ async fn preemptor_is_nominated_then_bound_and_preemption_is_counted() -> suppor
     let all = pods(&admin, &ns).await?;
     let survivor = if victims[0] == "low-1" { "low-2" } else { "low-1" };
     assert_eq!(all.get(survivor).map(node_of), Some("pre-node"), "the other low pod keeps running");
-    let evs = events(&admin, &ns).await?;
+    // Events are written asynchronously: wait for the victim's before counting.
+    let evs = wait_for_every("the victim's Evict event", Duration::from_secs(30), Duration::from_millis(500), || async {
+        let evs = events(&admin, &ns).await?;
+        let has = evs
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Evict") && e.involved_object.name.as_deref() == Some(victims[0].as_str()));
+        Ok(has.then_some(evs))
+    })
+    .await?;
     let evict: Vec<_> = evs
         .iter()
         .filter(|e| e.reason.as_deref() == Some("Evict") && e.involved_object.name.as_deref() == Some(victims[0].as_str()))
