@@ -4,6 +4,8 @@
 //!
 //! * [`crd`]: Volcano's custom resources (`PodGroup`, `Queue`, `Job`, `Command`) as `kube` types;
 //! * [`convert`]: Kubernetes/Volcano objects → the core's plain model types (and Go durations);
+//! * [`admission`]: Volcano's admission rules (jobs, queues, PodGroups, pods, HyperNodes) as pure
+//!   functions, served by the webhook manager;
 //! * [`conf_check`]: what of a scheduler conf Basalt does not honour (`--strict`);
 //! * [`recorder`]: the flight recorder of `basalt scheduler --record`, its offline re-run
 //!   (`basalt replay --recording`) and `basalt explain`, on the core's types only;
@@ -15,11 +17,13 @@
 //!   in-memory cluster behind `basalt simulate`), [`replay`] (`basalt replay` over virtual time);
 //! * live: [`live`], `basalt scheduler`: watches, the cluster mirror with assumed binds, the
 //!   binder and status writer, the scheduling loop; it never names the offline side;
+//! * [`webhooks`]: `basalt webhook-manager`, Volcano's admission webhooks over HTTPS;
 //! * [`cli`]: the `basalt` command line: parses arguments into plain option structs
 //!   ([`live::options`], [`controller::options`]) and calls one of the above.
 //!
 //! The core never sees a Kubernetes type: everything goes through `convert`.
 
+pub mod admission;
 pub mod cli;
 pub mod conf_check;
 pub mod controller;
@@ -31,3 +35,4 @@ pub mod plumbing;
 pub mod recorder;
 pub mod replay;
 pub mod sim;
+pub mod webhooks;

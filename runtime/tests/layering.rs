@@ -16,6 +16,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("crd", &[]),
     // Kubernetes/Volcano objects → the core's model (and Go durations, quantities).
     ("convert", &["crd"]),
+    // Volcano's admission rules as pure functions (the webhook manager serves them).
+    ("admission", &["crd", "convert"]),
     // What of a scheduler conf Basalt does not honour.
     ("conf_check", &[]),
     // The flight recorder's format, writer, reader, re-run and explain (core types only).
@@ -33,8 +35,26 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("replay", &["crd", "convert", "conf_check", "load", "sim"]),
     // Live: `basalt scheduler`. Never the offline side.
     ("live", &["crd", "convert", "conf_check", "plumbing", "recorder"]),
+    // Live: `basalt webhook-manager`, the admission rules over HTTPS.
+    ("webhooks", &["crd", "convert", "admission", "plumbing"]),
     // The command line: parses flags, builds options, calls one of the above.
-    ("cli", &["crd", "convert", "conf_check", "recorder", "plumbing", "controller", "load", "sim", "replay", "live"]),
+    (
+        "cli",
+        &[
+            "crd",
+            "convert",
+            "admission",
+            "conf_check",
+            "recorder",
+            "plumbing",
+            "controller",
+            "load",
+            "sim",
+            "replay",
+            "live",
+            "webhooks",
+        ],
+    ),
 ];
 
 fn src() -> PathBuf {

@@ -12,6 +12,7 @@ pub mod recording;
 pub mod replay;
 pub mod scheduler;
 pub mod simulate;
+pub mod webhook_manager;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -58,6 +59,9 @@ pub enum Command {
     /// Run as the cluster's Volcano controller-manager: turn `batch.volcano.sh` Jobs into
     /// PodGroups and pods and drive them through their lifecycle (vc-controller-manager's flags).
     Controller(Box<controller::ControllerArgs>),
+    /// Run as the cluster's Volcano admission webhook server (vc-webhook-manager's flags):
+    /// defaults and validation of Jobs, Queues, PodGroups, pods and HyperNodes.
+    WebhookManager(Box<webhook_manager::WebhookManagerArgs>),
 }
 
 /// Runs a parsed command line; returns the process exit code.
@@ -69,6 +73,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Scheduler(args) => ExitCode::from(scheduler::run(&args)),
         Command::Explain(args) => ExitCode::from(recording::explain(&args)),
         Command::Controller(args) => ExitCode::from(controller::run(&args)),
+        Command::WebhookManager(args) => ExitCode::from(webhook_manager::run(&args)),
     }
 }
 
@@ -79,6 +84,7 @@ pub fn main() -> ExitCode {
     let default = match &cli.command {
         Command::Scheduler(a) => a.log_filter(),
         Command::Controller(a) => a.log_filter(),
+        Command::WebhookManager(a) => a.log_filter(),
         _ => "warn",
     };
     let filter =
