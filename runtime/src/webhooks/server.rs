@@ -52,7 +52,7 @@ fn reply(status: StatusCode, content_type: &str, body: Vec<u8>) -> Response<Full
 /// Answers one HTTP request.
 pub async fn handle(svc: Arc<Service>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let path = req.uri().path().to_string();
-    if !svc.enabled.iter().any(|p| *p == path) {
+    if !svc.enabled.contains(&path) {
         return reply(StatusCode::NOT_FOUND, "text/plain", b"404 page not found\n".to_vec());
     }
     if req.method() != Method::POST {

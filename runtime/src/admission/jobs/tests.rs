@@ -164,7 +164,7 @@ fn mutate_fills_volcano_defaults() {
             "/spec/plugins/ssh []",
         ]
     );
-    let full = job(&format!("{{queue: q, schedulerName: s, maxRetry: 1, minAvailable: 2, tasks: [{{name: w, replicas: 2, minAvailable: 2, maxRetry: 1}}]}}"));
+    let full = job("{queue: q, schedulerName: s, maxRetry: 1, minAvailable: 2, tasks: [{name: w, replicas: 2, minAvailable: 2, maxRetry: 1}]}");
     assert!(mutate(Operation::Create, &full, "volcano").patch.is_empty());
     let parts =
         job("{tasks: [{name: w, replicas: 4, partitionPolicy: {totalPartitions: 2, partitionSize: 2, minPartitions: 1}}]}");
