@@ -143,6 +143,12 @@ plugin_impl! {
         }
         fn on_close(&mut self, s: &mut State<'a>) {
             for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
+                // A job without tasks (a PodGroup whose pods are not created yet, e.g. a Volcano
+                // Job the controller holds until its PodGroup is Inqueue) gets no condition:
+                // Volcano master's gang OnSessionClose skips it.
+                if s.jobs.task_count(j) == 0 {
+                    continue;
+                }
                 // A job whose terminating (Releasing) pods still cover minMember and that waits for
                 // nothing is winding down, not unschedulable.
                 let releasing = s
