@@ -192,6 +192,15 @@ fn transient(e: &kube::Error) -> bool {
     }
 }
 
+/// Whether `e` says the request never reached a server: a transport error other than a
+/// timeout (an API status, 429 or 5xx, means the server answered).
+fn unreachable(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(_) => false,
+        other => !other.to_string().contains("timed out"),
+    }
+}
+
 fn conflict(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 409)
 }
@@ -398,6 +407,10 @@ async fn write_pod_group(ctx: &Ctx, obj: &DynamicObject) -> Result<Option<Dynami
                 }
                 continue;
             }
+            // Not reaching the server at all (connection refused or reset): the next cycle
+            // decides the status again and writes it, so this write gives up instead of
+            // adding calls to a server that is down (Volcano's updater makes one call a cycle).
+            Err(e) if unreachable(&e) => return Err(e.to_string()),
             Err(e) if transient(&e) => last = e.to_string(),
             Err(e) => {
                 tracing::debug!(podgroup = %format!("{ns}/{name}"), body = %obj.data["status"], "PodGroup update refused");
