@@ -115,7 +115,11 @@ fn allocate_pipeline_and_evict_then_discard_restores_card_usage_exactly() {
     assert_eq!(ssn.state.device_held(r0), 0, "the victim frees its card");
     assert_eq!(usage(&ssn).0[0], (5000, 1), "card 0 keeps a's 5000 only");
     ssn.pipeline(&mut st, p, n);
-    assert_eq!(ssn.state.device_held(p), 0b1000, "p (7000) waits on card 3 (r1 holds it as a whole card with no memory, which share mode does not count)");
+    assert_eq!(
+        ssn.state.device_held(p),
+        0b1000,
+        "p (7000) waits on card 3 (r1 holds it as a whole card with no memory, which share mode does not count)"
+    );
     assert_eq!(usage(&ssn).0, vec![(5000, 1), (6000, 1), (0, 0), (7000, 2)]);
     ssn.discard(st);
     assert_eq!(usage(&ssn), before, "discard restores every card and every task's cards");

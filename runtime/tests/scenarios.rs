@@ -174,7 +174,8 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
     for c in &cycles {
         for b in c["binds"].as_array().into_iter().flatten() {
             let a = b["annotations"].as_object().into_iter().flatten();
-            bind_annotations.insert(s(b, "pod"), a.map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect());
+            bind_annotations
+                .insert(s(b, "pod"), a.map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect());
         }
     }
     let last = cycles.last().cloned().unwrap_or(Json::Null);

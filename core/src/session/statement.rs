@@ -81,16 +81,7 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn log(
-        &self,
-        st: &mut Statement<'a>,
-        kind: OpKind,
-        t: TaskIdx,
-        n: NodeIdx,
-        prev: TaskStatus,
-        reason: &'a str,
-        cards: u64,
-    ) {
+    fn log(&self, st: &mut Statement<'a>, kind: OpKind, t: TaskIdx, n: NodeIdx, prev: TaskStatus, reason: &'a str, cards: u64) {
         let prev_eviction_occurred = self.state.tasks.eviction_occurred[t.ix()];
         let next_on_node = self.state.tasks.next_on_node[t.ix()];
         st.ops.push(Op { kind, task: t, node: n, prev, prev_eviction_occurred, reason, next_on_node, cards });

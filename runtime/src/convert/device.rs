@@ -45,10 +45,18 @@ pub fn node_gpu_share(name: &str, node: &k8s::Node) -> Option<GpuShareNode> {
         None
     };
     let Some(memory) = value(&mem.0) else {
-        return bad(&format!("status.capacity[{GPU_MEMORY}]"), &mem.0, "not a whole quantity; the node's GPU share cards are not used");
+        return bad(
+            &format!("status.capacity[{GPU_MEMORY}]"),
+            &mem.0,
+            "not a whole quantity; the node's GPU share cards are not used",
+        );
     };
     let Some(number) = value(&num.0) else {
-        return bad(&format!("status.capacity[{GPU_NUMBER}]"), &num.0, "not a whole quantity; the node's GPU share cards are not used");
+        return bad(
+            &format!("status.capacity[{GPU_NUMBER}]"),
+            &num.0,
+            "not a whole quantity; the node's GPU share cards are not used",
+        );
     };
     if number == 0 {
         return None;
@@ -134,7 +142,8 @@ mod tests {
         assert_eq!(node_gpu_share("n", &n), Some(GpuShareNode { number: 4, memory_per_card: 8000, unhealthy: vec![1, 3] }));
         let none = node("metadata: {name: n}\nstatus: {capacity: {volcano.sh/gpu-memory: '32000'}}\n");
         assert_eq!(node_gpu_share("n", &none), None, "no gpu-number: no cards, as Volcano");
-        let zero = node("metadata: {name: n}\nstatus: {capacity: {volcano.sh/gpu-memory: '32000', volcano.sh/gpu-number: '0'}}\n");
+        let zero =
+            node("metadata: {name: n}\nstatus: {capacity: {volcano.sh/gpu-memory: '32000', volcano.sh/gpu-number: '0'}}\n");
         assert_eq!(node_gpu_share("n", &zero), None);
     }
 
@@ -142,7 +151,8 @@ mod tests {
     fn malformed_node_values_leave_the_cards_out() {
         let bad_ids = node("metadata: {name: n, annotations: {volcano.sh/gpu-unhealthy-ids: '1,x'}}\nstatus: {capacity: {volcano.sh/gpu-memory: '32000', volcano.sh/gpu-number: '4'}}\n");
         assert_eq!(node_gpu_share("n", &bad_ids), None);
-        let too_many = node("metadata: {name: n}\nstatus: {capacity: {volcano.sh/gpu-memory: '32000', volcano.sh/gpu-number: '65'}}\n");
+        let too_many =
+            node("metadata: {name: n}\nstatus: {capacity: {volcano.sh/gpu-memory: '32000', volcano.sh/gpu-number: '65'}}\n");
         assert_eq!(node_gpu_share("n", &too_many), None);
     }
 

@@ -534,7 +534,10 @@ mod tests {
             ..Default::default()
         };
         let report = CycleReport::from_decisions(&c, &d);
-        assert_eq!(report.binds, vec![report::PodNode { pod: "ns/a".into(), node: "n1".into(), annotations: Default::default() }]);
+        assert_eq!(
+            report.binds,
+            vec![report::PodNode { pod: "ns/a".into(), node: "n1".into(), annotations: Default::default() }]
+        );
         assert_eq!(report.evictions[0].pod, "ns/b");
         assert_eq!(report.pod_groups[0].pod_group, "ns/pg");
         assert_eq!(report.pod_groups[0].phase, "Running");
