@@ -13,6 +13,10 @@ pub struct Bind {
     pub pod: PodId,
     /// The chosen node.
     pub node: NodeId,
+    /// Annotations the plugins put on the pod with this bind (Volcano `TaskInfo.PodAnnotations`,
+    /// sent in the Binding's `metadata.annotations`, which the API server copies onto the pod):
+    /// `volcano.sh/gpu-index` and `volcano.sh/predicate-time` for GPU share. Empty for most binds.
+    pub annotations: crate::model::Labels,
 }
 
 /// Evict `pod` (Volcano reasons: `preempt`, `reclaim`, `shuffle`, `gangpreempt`, `gangreclaim`).

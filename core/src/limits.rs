@@ -28,3 +28,8 @@ pub const MAX_TRACKED_CHANGES: usize = 4096;
 /// interner holds twice the names that were live at the last compaction, so it stays within
 /// `max(2 × live, this)` names and the marking work is amortised over as many new names.
 pub const MIN_INTERNER_COMPACT: usize = 4096;
+
+/// Most GPU share cards one node may register (`volcano.sh/gpu-number`): the cards a task holds
+/// are a `u64` bit mask in the session's device table. Real nodes carry 1–16 cards; a node
+/// registering more is reported by the runtime and its cards are not used.
+pub const MAX_GPU_CARDS: u32 = 64;

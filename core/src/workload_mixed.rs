@@ -132,6 +132,7 @@ pub fn generate(spec: &MixedSpec) -> Vec<Delta> {
             capacity: alloc.clone(),
             allocatable: alloc,
             ready: true,
+            gpu_share: None,
         }));
     }
     // Running pods, a few of them terminating.

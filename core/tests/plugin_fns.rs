@@ -13,7 +13,7 @@ fn mask(fns: &[Fn]) -> u32 {
 #[test]
 fn each_plugin_registers_what_it_implements() {
     let conf = SchedulerConf::parse(
-        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n  - name: rescheduling\n  - name: sla\n  - name: nodegroup\n  - name: task-topology\n",
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n  - name: rescheduling\n  - name: sla\n  - name: nodegroup\n  - name: task-topology\n  - name: deviceshare\n",
     )
     .unwrap()
     .0;
@@ -46,6 +46,9 @@ fn each_plugin_registers_what_it_implements() {
         ("nodegroup", mask(&[Predicate, NodeOrder])),
         // An AllocateFunc only: Volcano's task-topology has no DeallocateFunc.
         ("task-topology", mask(&[TaskOrder, NodeOrder, EventHandler])),
+        // Volcano's NodeOrderFn scores 0 for GPU share (ScheduleWeight serves vGPU only);
+        // card allocation is the Statement's, not an event handler.
+        ("deviceshare", mask(&[Predicate])),
     ];
     assert_eq!(got, want);
 }

@@ -1,5 +1,5 @@
 //! The project's scenario cases (`tests/scenarios/<area>/*.yaml`, the shared conformance format
-//! plus Basalt's `unschedulable`, `podGroupCondition`, `queueAllocated`, `evictionReasons` and
+//! plus Basalt's `bindAnnotations` (`{}` = none), `unschedulable`, `podGroupCondition`, `queueAllocated`, `evictionReasons` and
 //! `perCycle` keys, the HyperNode keys of `scenario_checks/hypernode.rs`, and `simulateArgs`
 //! for extra flags), each run
 //! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
@@ -66,6 +66,7 @@ const EXPECT_KEYS: &[&str] = &[
     "withinOneHyperNode",
     "podsWithinOneHyperNode",
     "bindsWithin",
+    "bindAnnotations",
 ];
 
 /// The keys of one `expect.perCycle` entry the runner checks.
@@ -168,6 +169,15 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
             phases.insert(s(pg, "podGroup"), s(pg, "phase"));
         }
     }
+    // Bind annotations over every cycle (the last bind of a pod wins).
+    let mut bind_annotations: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for c in &cycles {
+        for b in c["binds"].as_array().into_iter().flatten() {
+            let a = b["annotations"].as_object().into_iter().flatten();
+            bind_annotations
+                .insert(s(b, "pod"), a.map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect());
+        }
+    }
     let last = cycles.last().cloned().unwrap_or(Json::Null);
     let pipelined: BTreeMap<String, String> =
         last["pipelined"].as_array().into_iter().flatten().map(|p| (s(p, "pod"), s(p, "node"))).collect();
@@ -263,6 +273,24 @@ fn run_case_with(path: &Path, case: &Yaml, tmp: &Path, plain: bool) -> Result<(J
             let g = got.get(&pod).cloned().unwrap_or_default();
             if g != claims {
                 bad.push(format!("volumeBindings {pod}: want {claims:?}, got {g:?}"));
+            }
+        }
+    }
+    // bindAnnotations: {"ns/pod": {key: value | "*"}}: the pod is bound and its bind carries
+    // each listed key with that value ("*": any value); `{}` means a bind with no annotations.
+    for (pod, want) in expect.get("bindAnnotations").and_then(|v| v.as_mapping()).into_iter().flatten() {
+        let pod = pod.as_str().unwrap_or_default().to_string();
+        let want = str_map(want);
+        let Some(got) = bind_annotations.get(&pod) else {
+            bad.push(format!("bindAnnotations {pod}: pod not bound"));
+            continue;
+        };
+        if want.is_empty() && !got.is_empty() {
+            bad.push(format!("bindAnnotations {pod}: want none, got {got:?}"));
+        }
+        for (k, v) in &want {
+            if got.get(k).is_none_or(|g| v != "*" && g != v) {
+                bad.push(format!("bindAnnotations {pod} {k}: want {v:?}, got {:?}", got.get(k)));
             }
         }
     }

@@ -1,9 +1,10 @@
 //! Plain input types the runtime builds from Kubernetes objects (`runtime/src/convert`): nodes,
 //! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas, storage objects
-//! (PVCs, PVs, StorageClasses, CSINodes) and HyperNodes. Owned
+//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes and GPU share devices. Owned
 //! strings, no Kubernetes types; the [`crate::cluster::Cluster`] interns them. Field names follow the Kubernetes and Volcano APIs.
 
 mod affinity;
+mod device;
 mod disruption;
 mod hypernode;
 mod objects;
@@ -11,6 +12,7 @@ mod quota;
 mod volume;
 
 pub use affinity::*;
+pub use device::*;
 pub use disruption::*;
 pub use hypernode::*;
 pub use objects::*;

@@ -22,6 +22,10 @@ pub struct NodeSpec {
     /// The `Ready` condition is True, or the node has no conditions at all (hand-written YAML).
     /// Volcano schedules only onto Ready nodes.
     pub ready: bool,
+    /// GPU share cards (capacity `volcano.sh/gpu-memory` and `volcano.sh/gpu-number`); `None`
+    /// when the node registers none, or registers them malformed (the runtime reports it).
+    #[serde(default)]
+    pub gpu_share: Option<super::device::GpuShareNode>,
 }
 
 /// Taint effect (`NoSchedule`, `PreferNoSchedule`, `NoExecute`).
@@ -158,6 +162,10 @@ pub struct PodSpec {
     /// ResourceClaims, so such a pod stays pending with a message saying so.
     #[serde(default)]
     pub resource_claims: Vec<String>,
+    /// GPU share: memory and whole cards asked for (container limits), cards held
+    /// (`volcano.sh/gpu-index`).
+    #[serde(default)]
+    pub gpu: super::device::PodGpu,
 }
 
 /// PodGroup phase (`status.phase`).

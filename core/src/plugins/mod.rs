@@ -35,6 +35,7 @@ mod capacity_attrs;
 pub mod cdp;
 pub(crate) mod check;
 pub mod conformance;
+pub mod deviceshare;
 pub mod drf;
 mod drf_hierarchy;
 pub mod gang;
@@ -109,6 +110,10 @@ fn b_task_topology<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 
     Box::new(task_topology::TaskTopology::open(s, &o.arguments))
 }
 
+fn b_deviceshare<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(deviceshare::DeviceShare)
+}
+
 fn b_network_topology_aware<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
     Box::new(network_topology_aware::NetworkTopologyAware)
 }
@@ -134,5 +139,6 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "pdb", build: b_pdb, args: &[] },
         Entry { name: "cdp", build: b_cdp, args: &[] },
         Entry { name: "resourcequota", build: b_resourcequota, args: &[] },
+        Entry { name: deviceshare::NAME, build: b_deviceshare, args: deviceshare::ARGS },
     ],
 };

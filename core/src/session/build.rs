@@ -134,6 +134,7 @@ pub(super) fn build<'a>(
         node_changes: Vec::new(),
         view: Default::default(),
         volume_bindings: Vec::new(),
+        devices: Default::default(),
     };
     if !l.affinity_tasks.is_empty() && conf.options.class_cache {
         state.affinity_index =
@@ -146,6 +147,7 @@ pub(super) fn build<'a>(
         }
     }
     state.node_changes.clear();
+    state.devices = super::devices::DeviceTable::build(arena, &state);
     state.queues.acct = super::queues::build(arena, &state);
     state
 }

@@ -116,10 +116,28 @@ fn same_condition(a: &PodGroupCondition, b: &PodGroupCondition) -> bool {
     a.kind == b.kind && a.status == b.status && a.reason == b.reason && a.message == b.message
 }
 
+/// The annotations bind `t` carries: the GPU share cards it took (Volcano's
+/// `gpuIndexAnnotations`: `volcano.sh/gpu-index` = the ids joined by `,`,
+/// `volcano.sh/predicate-time` = when, in ns since the Unix epoch; the cycle's `now`, where
+/// Volcano reads the wall clock).
+fn bind_annotations(s: &State<'_>, t: TaskIdx) -> crate::model::Labels {
+    let mut out = crate::model::Labels::new();
+    let cards = s.device_held(t);
+    if cards != 0 {
+        out.insert(crate::model::GPU_INDEX.to_string(), super::devices::index_value(cards));
+        out.insert(crate::model::PREDICATE_TIME.to_string(), s.now_ms.saturating_mul(1_000_000).to_string());
+    }
+    out
+}
+
 /// Builds the cycle's decisions from a closed session.
 pub(super) fn decisions(s: &State<'_>) -> Decisions {
     let mut out = Decisions {
-        binds: s.binds.iter().map(|&(t, n)| Bind { pod: s.tasks.pod[t.ix()], node: s.nodes.id[n.ix()] }).collect(),
+        binds: s
+            .binds
+            .iter()
+            .map(|&(t, n)| Bind { pod: s.tasks.pod[t.ix()], node: s.nodes.id[n.ix()], annotations: bind_annotations(s, t) })
+            .collect(),
         evictions: s.evictions.iter().map(|(t, r)| Eviction { pod: s.tasks.pod[t.ix()], reason: r.clone() }).collect(),
         skipped: s.skipped.clone(),
         queue_shares: s.queue_shares.clone(),

@@ -47,6 +47,15 @@ pub enum Reason {
     /// `node(s) unavailable: a ReadWriteOnce claim of the pod is in use on another node`
     /// (Basalt: the volume cannot be attached to two nodes).
     VolumeRwoInUse,
+    /// `GpuShare no enough gpu memory on node <name>` (deviceshare, GPU share: no single card
+    /// has the memory the pod asks for).
+    GpuShareMemory(Sym),
+    /// `GpuNumber no enough gpu number on node <name>` (deviceshare, GPU number: fewer idle
+    /// cards than the pod asks for).
+    GpuNumber(Sym),
+    /// `GpuShare cards of node <name> not used: a pod on it has a malformed
+    /// volcano.sh/gpu-index` (Basalt: card usage there is unknown, so no card is given out).
+    GpuCardsUnknown(Sym),
 }
 
 impl Reason {
@@ -90,6 +99,12 @@ impl Reason {
             Reason::VolumeZoneConflict => "node(s) had no available volume zone".into(),
             Reason::VolumeLimitExceeded => "node(s) exceed max volume count".into(),
             Reason::VolumeRwoInUse => "node(s) unavailable: a ReadWriteOnce claim of the pod is in use on another node".into(),
+            Reason::GpuShareMemory(n) => format!("GpuShare no enough gpu memory on node {}", c.names.resolve(n)),
+            Reason::GpuNumber(n) => format!("GpuNumber no enough gpu number on node {}", c.names.resolve(n)),
+            Reason::GpuCardsUnknown(n) => format!(
+                "GpuShare cards of node {} not used: a pod on it has a malformed volcano.sh/gpu-index",
+                c.names.resolve(n)
+            ),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod affinity_index;
 mod build;
 mod close;
 pub mod cycle;
+pub mod devices;
 mod kept_layout;
 pub mod layout;
 pub mod node_view;
@@ -96,6 +97,8 @@ pub struct State<'a> {
     /// What must happen before the committed binds' Bindings (claims the predicates plugin's
     /// volume binder assumed), set at its close ([`Decisions::volume_bindings`]).
     pub volume_bindings: Vec<crate::model::VolumeBinding>,
+    /// GPU share cards ([`devices`]), changed only by the Statement.
+    pub devices: devices::DeviceTable<'a>,
 }
 
 impl<'a> State<'a> {

@@ -41,6 +41,9 @@ pub struct Op<'a> {
     /// For [`OpKind::UnPipeline`]: the task that followed it in the node's task list ([`NONE`]
     /// when it was last), where undoing puts it back.
     pub next_on_node: u32,
+    /// GPU share cards the operation took (allocate, pipeline) or freed (unpipeline, evict),
+    /// bit `i` = card id `i` of `node` ([`super::devices`]); undone exactly by discard.
+    pub cards: u64,
 }
 
 /// An open transaction on the session, allocated from the session arena.
@@ -77,36 +80,44 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         Statement { ops: BVec::new_in(self.arena) }
     }
 
-    fn log(&self, st: &mut Statement<'a>, kind: OpKind, t: TaskIdx, n: NodeIdx, prev: TaskStatus, reason: &'a str) {
+    #[allow(clippy::too_many_arguments)]
+    fn log(&self, st: &mut Statement<'a>, kind: OpKind, t: TaskIdx, n: NodeIdx, prev: TaskStatus, reason: &'a str, cards: u64) {
         let prev_eviction_occurred = self.state.tasks.eviction_occurred[t.ix()];
         let next_on_node = self.state.tasks.next_on_node[t.ix()];
-        st.ops.push(Op { kind, task: t, node: n, prev, prev_eviction_occurred, reason, next_on_node });
+        st.ops.push(Op { kind, task: t, node: n, prev, prev_eviction_occurred, reason, next_on_node, cards });
     }
 
-    /// Statement `Allocate`: `t` takes idle resources of `n`. Fails (changing nothing) when
-    /// `t`'s request does not fit `n`'s idle.
+    /// Statement `Allocate`: `t` takes idle resources of `n` and, with device sharing on, its
+    /// GPU share cards ([`State::device_pick`]). Fails (changing nothing) when `t`'s request
+    /// does not fit `n`'s idle or no card of `n` can take it (Volcano's device `Allocate`
+    /// error fails the allocate).
     pub fn allocate(&mut self, st: &mut Statement<'a>, t: TaskIdx, n: NodeIdx) -> bool {
         let req = self.state.tasks.req(t, self.state.dims);
         if !self.state.fits_idle(req, n) {
             return false;
         }
+        let Some(cards) = self.state.device_pick(t, n) else { return false };
         let prev = self.state.tasks.status[t.ix()];
-        self.log(st, OpKind::Allocate, t, n, prev, "");
+        self.log(st, OpKind::Allocate, t, n, prev, "", cards);
         self.state.set_status(t, TaskStatus::Allocated);
         self.state.node_add_task(t, n);
+        self.state.device_take(t, n, cards);
         self.plugins.on_allocate(&mut self.state, t);
         true
     }
 
     /// Statement `Pipeline` (Volcano `Pipeline(task, node, evictionOccurred)`): `t` waits on
     /// `n` for releasing resources; `eviction_occurred` says victims were evicted for it there.
-    /// Fires `AllocateFunc`.
+    /// Fires `AllocateFunc`, and takes GPU share cards as allocate does (none when no card can
+    /// take it: the predicate, which ran before, said one could).
     pub fn pipeline_evicted(&mut self, st: &mut Statement<'a>, t: TaskIdx, n: NodeIdx, eviction_occurred: bool) {
+        let cards = self.state.device_pick(t, n).unwrap_or(0);
         let prev = self.state.tasks.status[t.ix()];
-        self.log(st, OpKind::Pipeline, t, n, prev, "");
+        self.log(st, OpKind::Pipeline, t, n, prev, "", cards);
         self.state.set_status(t, TaskStatus::Pipelined);
         self.state.tasks.eviction_occurred[t.ix()] = eviction_occurred;
         self.state.node_add_task(t, n);
+        self.state.device_take(t, n, cards);
         self.plugins.on_allocate(&mut self.state, t);
     }
 
@@ -123,7 +134,9 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         if self.state.tasks.status[t.ix()] != TaskStatus::Pipelined {
             return;
         }
-        self.log(st, OpKind::UnPipeline, t, n, TaskStatus::Pipelined, "");
+        let cards = self.state.device_held(t);
+        self.log(st, OpKind::UnPipeline, t, n, TaskStatus::Pipelined, "", cards);
+        self.state.device_release(t, n, cards);
         self.state.node_remove_task(t);
         self.state.set_status(t, TaskStatus::Pending);
         self.plugins.on_deallocate(&mut self.state, t);
@@ -139,7 +152,9 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         };
         let reason: &'a str = self.arena.alloc_str(reason);
         let prev = self.state.tasks.status[t.ix()];
-        self.log(st, OpKind::Evict, t, n, prev, reason);
+        let cards = self.state.device_held(t);
+        self.log(st, OpKind::Evict, t, n, prev, reason, cards);
+        self.state.device_release(t, n, cards);
         self.state.node_update_status(t, TaskStatus::Releasing);
         self.plugins.on_deallocate(&mut self.state, t);
     }
@@ -165,6 +180,7 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
             self.state.tasks.last_node[t.ix()] = op.node.0;
             match op.kind {
                 OpKind::Allocate | OpKind::Pipeline => {
+                    self.state.device_release(t, op.node, op.cards);
                     self.state.node_remove_task(t);
                     self.state.set_status(t, op.prev);
                     self.state.tasks.eviction_occurred[t.ix()] = op.prev_eviction_occurred;
@@ -173,10 +189,12 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
                 OpKind::UnPipeline => {
                     self.state.set_status(t, TaskStatus::Pipelined);
                     self.state.node_insert_task(t, op.node, op.next_on_node);
+                    self.state.device_take(t, op.node, op.cards);
                     self.plugins.on_allocate(&mut self.state, t);
                 }
                 OpKind::Evict => {
                     self.state.node_update_status(t, op.prev);
+                    self.state.device_take(t, op.node, op.cards);
                     self.plugins.on_allocate(&mut self.state, t);
                 }
             }
@@ -200,8 +218,10 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         if !self.state.fits_idle(req, n) {
             return false;
         }
+        let Some(cards) = self.state.device_pick(t, n) else { return false };
         self.state.set_status(t, TaskStatus::Allocated);
         self.state.node_add_task(t, n);
+        self.state.device_take(t, n, cards);
         self.plugins.on_allocate(&mut self.state, t);
         if let Some(j) = self.state.tasks.job_of(t) {
             if self.plugins.job_ready(&self.state, j) {

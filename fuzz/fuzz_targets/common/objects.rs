@@ -88,6 +88,7 @@ fn node(i: usize, n: &NodeIn) -> NodeSpec {
         capacity: allocatable.clone(),
         allocatable,
         ready: n.not_ready % 8 != 7,
+        gpu_share: None,
     }
 }
 

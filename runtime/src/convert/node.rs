@@ -48,6 +48,7 @@ pub fn convert_node(node: &k8s::Node) -> Result<NodeSpec, ConvertError> {
         allocatable,
         capacity,
         ready,
+        gpu_share: super::device::node_gpu_share(&name, node),
         name,
     })
 }

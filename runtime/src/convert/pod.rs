@@ -278,6 +278,7 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         images,
         volume_claims: super::volume::pod_volume_claims(&name, spec),
         resource_claims: spec.resource_claims.iter().flatten().map(|c| c.name.clone()).collect(),
+        gpu: super::device::pod_gpu(&key, spec, &annotations),
         labels,
         namespace: ns,
         name,

@@ -97,7 +97,7 @@ fn binding_body(r: &BindRequest) -> serde_json::Value {
     serde_json::json!({
         "apiVersion": "v1",
         "kind": "Binding",
-        "metadata": {"name": r.name, "namespace": r.namespace, "uid": r.uid},
+        "metadata": {"name": r.name, "namespace": r.namespace, "uid": r.uid, "annotations": r.annotations},
         "target": {"apiVersion": "v1", "kind": "Node", "name": r.node},
     })
 }
@@ -212,8 +212,10 @@ mod tests {
             uid: "u".into(),
             node: "n".into(),
             volumes: None,
+            annotations: [("volcano.sh/gpu-index".to_string(), "1".to_string())].into(),
         });
         assert_eq!(b["metadata"]["uid"], "u");
+        assert_eq!(b["metadata"]["annotations"]["volcano.sh/gpu-index"], "1");
         assert_eq!(b["target"]["name"], "n");
         assert_eq!(b["kind"], "Binding");
     }

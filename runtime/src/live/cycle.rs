@@ -390,7 +390,7 @@ impl Scheduler {
             let vb = self.mirror.cluster.pod(b.pod).and_then(|p| {
                 d.volume_bindings.iter().find(|v| v.namespace == p.spec.namespace && v.pod == p.spec.name).cloned()
             });
-            if let Some(mut req) = self.mirror.assume(b.pod, b.node) {
+            if let Some(mut req) = self.mirror.assume(b.pod, b.node, &b.annotations) {
                 if let Some(vb) = vb {
                     self.mirror.assume_volumes(&vb);
                     req.volumes = Some(vb);

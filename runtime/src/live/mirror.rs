@@ -218,6 +218,9 @@ pub struct BindRequest {
     /// Claims to bind before the Binding (the decision's volume binding), `None` when the
     /// pod's claims are all bound (or it has none).
     pub volumes: Option<basalt_core::model::VolumeBinding>,
+    /// Annotations the decision put on the bind (`volcano.sh/gpu-index`, …), sent in the
+    /// Binding's `metadata.annotations`; the API server copies them onto the pod.
+    pub annotations: basalt_core::model::Labels,
 }
 
 /// How one watch event changed the mirror (for logs and tests).
@@ -635,17 +638,21 @@ impl Mirror {
 
     /// Records the decision to bind `pod` to `node`: the pod counts on the node from now on.
     /// Returns the bind to send, or `None` when the pod or node is gone.
-    pub fn assume(&mut self, pod: PodId, node: NodeId) -> Option<BindRequest> {
+    pub fn assume(&mut self, pod: PodId, node: NodeId, annotations: &basalt_core::model::Labels) -> Option<BindRequest> {
         let node_name = self.cluster.node(node)?.spec.name.clone();
         let mut spec: PodSpec = self.cluster.pod(pod)?.spec.clone();
         let key = (spec.namespace.clone(), spec.name.clone());
         spec.node_name = node_name.clone();
+        // The assumed pod holds its cards as the bound pod will (the API server copies the
+        // Binding's annotations onto it), so the next cycle does not give them out again.
+        spec.gpu.apply_annotations(annotations);
         let req = BindRequest {
             namespace: spec.namespace.clone(),
             name: spec.name.clone(),
             uid: spec.uid.clone(),
             node: node_name,
             volumes: None,
+            annotations: annotations.clone(),
         };
         self.assumed.insert(key, Assumed { uid: spec.uid.clone(), node: req.node.clone(), since: Instant::now() });
         self.put(Delta::Pod(spec)).ok()?;
@@ -800,10 +807,17 @@ mod tests {
         let mut m = mirror();
         m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
         let (p, n) = (m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap());
-        let req = m.assume(p, n).unwrap();
+        let req = m.assume(p, n, &Default::default()).unwrap();
         assert_eq!(
             req,
-            BindRequest { namespace: "ns".into(), name: "a".into(), uid: "u1".into(), node: "n1".into(), volumes: None }
+            BindRequest {
+                namespace: "ns".into(),
+                name: "a".into(),
+                uid: "u1".into(),
+                node: "n1".into(),
+                volumes: None,
+                annotations: Default::default(),
+            }
         );
         assert_eq!(node_of(&m, "a"), "n1");
         // An update still without nodeName (e.g. a status write) arrives before the bind lands.
@@ -820,7 +834,7 @@ mod tests {
     fn failed_bind_returns_the_pod_to_pending() {
         let mut m = mirror();
         m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
-        let req = m.assume(m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap()).unwrap();
+        let req = m.assume(m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap(), &Default::default()).unwrap();
         assert!(m.bind_failed(&req));
         assert_eq!(node_of(&m, "a"), "");
         assert!(m.assumed().is_empty());
@@ -830,7 +844,7 @@ mod tests {
     fn recreated_pod_drops_the_assumption() {
         let mut m = mirror();
         m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
-        let req = m.assume(m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap()).unwrap();
+        let req = m.assume(m.cluster.pod_id("ns", "a").unwrap(), m.cluster.node_id("n1").unwrap(), &Default::default()).unwrap();
         m.handle(WatchEvent::Apply(pod("a", "u2", "", "volcano")));
         assert_eq!(node_of(&m, "a"), "", "a new pod of the same name is pending");
         assert!(!m.bind_failed(&req));

@@ -333,6 +333,8 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
             let mut spec = p.spec.clone();
             spec.node_name = n.spec.name.clone();
             spec.phase = PodPhase::Running;
+            // The API server copies the Binding's annotations onto the pod.
+            spec.gpu.apply_annotations(&b.annotations);
             if now_ms > 0 {
                 spec.start_ms = now_ms;
             }
@@ -518,7 +520,7 @@ mod tests {
             ..Default::default()
         };
         let d = Decisions {
-            binds: vec![Bind { pod: a, node: n1 }],
+            binds: vec![Bind { pod: a, node: n1, annotations: Default::default() }],
             evictions: vec![Eviction { pod: b, reason: "preempt".into() }],
             pod_groups: vec![PodGroupStatus {
                 group: pg,
@@ -532,7 +534,10 @@ mod tests {
             ..Default::default()
         };
         let report = CycleReport::from_decisions(&c, &d);
-        assert_eq!(report.binds, vec![report::PodNode { pod: "ns/a".into(), node: "n1".into() }]);
+        assert_eq!(
+            report.binds,
+            vec![report::PodNode { pod: "ns/a".into(), node: "n1".into(), annotations: Default::default() }]
+        );
         assert_eq!(report.evictions[0].pod, "ns/b");
         assert_eq!(report.pod_groups[0].pod_group, "ns/pg");
         assert_eq!(report.pod_groups[0].phase, "Running");
@@ -570,7 +575,7 @@ mod tests {
     fn json_rendering_follows_the_contract() {
         let out = SimOutput {
             cycles: vec![CycleReport {
-                binds: vec![report::PodNode { pod: "ns/a".into(), node: "n1".into() }],
+                binds: vec![report::PodNode { pod: "ns/a".into(), node: "n1".into(), annotations: Default::default() }],
                 pod_groups: vec![report::PodGroupReport {
                     pod_group: "ns/pg".into(),
                     phase: "Inqueue".into(),

@@ -19,6 +19,10 @@ pub struct PodNode {
     pub pod: String,
     /// Node name.
     pub node: String,
+    /// For a bind: the annotations it carries (`volcano.sh/gpu-index`, …), printed only when
+    /// there are some; empty for pipelined tasks.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// An eviction (`{"pod", "reason"}`).
@@ -174,9 +178,17 @@ impl CycleReport {
     pub fn from_decisions(cluster: &Cluster, d: &Decisions) -> Self {
         let c = cluster;
         CycleReport {
-            binds: d.binds.iter().map(|b| PodNode { pod: pod_name(c, b.pod), node: node_name(c, b.node) }).collect(),
+            binds: d
+                .binds
+                .iter()
+                .map(|b| PodNode { pod: pod_name(c, b.pod), node: node_name(c, b.node), annotations: b.annotations.clone() })
+                .collect(),
             evictions: d.evictions.iter().map(|e| EvictionReport { pod: pod_name(c, e.pod), reason: e.reason.clone() }).collect(),
-            pipelined: d.pipelined.iter().map(|p| PodNode { pod: pod_name(c, p.pod), node: node_name(c, p.node) }).collect(),
+            pipelined: d
+                .pipelined
+                .iter()
+                .map(|p| PodNode { pod: pod_name(c, p.pod), node: node_name(c, p.node), annotations: BTreeMap::new() })
+                .collect(),
             pod_groups: d
                 .pod_groups
                 .iter()

@@ -9,7 +9,7 @@
 //!   on it keeps to its own namespaces ([`support::fresh_namespace`]) and names, and a scheduler
 //!   it starts keeps to its own nodes and pods (`--node-selector` on a labelled node pool and its
 //!   own `--scheduler-name`, as [`e2e::rig::Rig`] does), so concurrent tests do not see each
-//!   other's work. `apiserver_smoke`, `faults` and `leader_lease` use it.
+//!   other's work. `apiserver_smoke`, `devices`, `faults` and `leader_lease` use it.
 //! * [`support::TestApiserver::start`]: a server of the test's own, where the test needs one:
 //!   it stops the server or compacts etcd (`faults_server`), changes RBAC (`rbac`,
 //!   `apiserver_smoke`'s drop test), runs a scheduler or controller over the whole cluster whose
@@ -44,6 +44,7 @@ mod apiserver_smoke;
 mod controller;
 mod controller_burst;
 mod deploy;
+mod devices;
 mod faults;
 mod faults_server;
 mod job_plugins;
