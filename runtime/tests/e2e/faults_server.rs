@@ -79,8 +79,7 @@ async fn apiserver_stopped_for_30s() -> support::Result<()> {
         rig.proxy.requests().into_iter().filter(|r| r.at.is_some_and(|t| t >= t0 && t < up) && scheduler_request(r)).collect();
     let before: Vec<ApiRequest> =
         rig.proxy.requests().into_iter().filter(|r| r.at.is_some_and(|t| t < t0) && scheduler_request(r)).collect();
-    let watched: std::collections::BTreeSet<&str> =
-        before.iter().filter(|r| r.is_watch()).map(|r| r.resource.as_str()).collect();
+    let watched: std::collections::BTreeSet<&str> = before.iter().filter(|r| r.is_watch()).map(|r| r.resource.as_str()).collect();
     let watches = during.iter().filter(|r| r.is_watch()).count();
     let pod_group_updates = during.iter().filter(|r| r.resource == "podgroups" && r.verb == "update").count();
     let other = during.len() - watches - pod_group_updates;
