@@ -16,7 +16,7 @@
 
 use crate::convert::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 use crate::convert::{
-    convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class, convert_queue,
+    convert_hyper_node, convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class, convert_queue,
     convert_resource_quota,
 };
 use crate::crd;
@@ -58,11 +58,13 @@ pub enum Kind {
     StorageClass,
     /// `storage.k8s.io/v1` CSINode (attach limits).
     CsiNode,
+    /// `topology.volcano.sh/v1alpha1` HyperNode (network topology).
+    HyperNode,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Node,
         Kind::Pod,
         Kind::PodGroup,
@@ -74,6 +76,7 @@ impl Kind {
         Kind::PersistentVolume,
         Kind::StorageClass,
         Kind::CsiNode,
+        Kind::HyperNode,
     ];
 
     fn ix(self) -> usize {
@@ -94,6 +97,7 @@ impl Kind {
             Kind::PersistentVolume => "PersistentVolume",
             Kind::StorageClass => "StorageClass",
             Kind::CsiNode => "CSINode",
+            Kind::HyperNode => "HyperNode",
         }
     }
 }
@@ -124,6 +128,8 @@ pub enum Object {
     StorageClass(Box<StorageClass>),
     /// A CSINode.
     CsiNode(Box<CSINode>),
+    /// A HyperNode.
+    HyperNode(Box<crd::HyperNode>),
 }
 
 impl Object {
@@ -141,6 +147,7 @@ impl Object {
             Object::PersistentVolume(_) => Kind::PersistentVolume,
             Object::StorageClass(_) => Kind::StorageClass,
             Object::CsiNode(_) => Kind::CsiNode,
+            Object::HyperNode(_) => Kind::HyperNode,
         }
     }
 
@@ -159,6 +166,7 @@ impl Object {
             Object::PersistentVolume(o) => (String::new(), o.name_any()),
             Object::StorageClass(o) => (String::new(), o.name_any()),
             Object::CsiNode(o) => (String::new(), o.name_any()),
+            Object::HyperNode(o) => (String::new(), o.name_any()),
         }
     }
 }
@@ -252,6 +260,11 @@ pub struct Mirror {
     quotas: HashSet<Key>,
     /// Storage objects stored (PVC, PV, StorageClass, CSINode), by kind and key.
     storage: HashSet<(Kind, Key)>,
+    /// HyperNodes stored, by name.
+    hyper_nodes: HashSet<String>,
+    /// Whether what the network topology is resolved from (HyperNodes, the node set or node
+    /// labels, PodGroups' `networkTopology`) changed since [`Mirror::take_topology_changed`].
+    topology_changed: bool,
     relist: [Option<HashSet<Key>>; Kind::ALL.len()],
     synced: [bool; Kind::ALL.len()],
     reported: HashMap<(Kind, Key), String>,
@@ -281,6 +294,8 @@ impl Mirror {
             budgets: HashSet::new(),
             quotas: HashSet::new(),
             storage: HashSet::new(),
+            hyper_nodes: HashSet::new(),
+            topology_changed: false,
             relist: Default::default(),
             synced: [false; Kind::ALL.len()],
             reported: HashMap::new(),
@@ -318,6 +333,12 @@ impl Mirror {
         if let Err(e) = self.put(Delta::Rescheduled { at_ms }) {
             tracing::error!("cluster copy refused the rescheduling time: {e}");
         }
+    }
+
+    /// Whether the network topology's inputs (HyperNodes, the node set or node labels,
+    /// topology PodGroups) changed since the last call; clears the flag.
+    pub fn take_topology_changed(&mut self) -> bool {
+        std::mem::take(&mut self.topology_changed)
     }
 
     /// Whether every kind has completed its first list.
@@ -394,6 +415,7 @@ impl Mirror {
             Kind::PersistentVolumeClaim | Kind::PersistentVolume | Kind::StorageClass | Kind::CsiNode => {
                 self.storage.iter().filter(|(k, _)| *k == kind).map(|(_, key)| key.clone()).collect()
             }
+            Kind::HyperNode => self.hyper_nodes.iter().map(|n| (String::new(), n.clone())).collect(),
         }
     }
 
@@ -401,6 +423,7 @@ impl Mirror {
         self.reported.remove(&(kind, key.clone()));
         let delta = match kind {
             Kind::Node => self.nodes.remove(&key.1).then(|| Delta::NodeDeleted(key.1.clone())),
+            Kind::HyperNode => self.hyper_nodes.remove(&key.1).then(|| Delta::HyperNodeDeleted(key.1.clone())),
             Kind::Pod => {
                 self.assumed.remove(key);
                 self.pods.remove(key).map(|_| Delta::PodDeleted { namespace: key.0.clone(), name: key.1.clone() })
@@ -430,6 +453,9 @@ impl Mirror {
         };
         match delta {
             Some(d) => {
+                if matches!(kind, Kind::Node | Kind::HyperNode | Kind::PodGroup) {
+                    self.topology_changed = true;
+                }
                 // Deletes of stored objects cannot be refused.
                 let _ = self.put(d);
                 Applied::Removed
@@ -471,6 +497,10 @@ impl Mirror {
                 if !selected {
                     return self.remove(kind, &key);
                 }
+                let old_labels = self.cluster.node_id(&spec.name).and_then(|id| self.cluster.node(id)).map(|n| &n.spec.labels);
+                if old_labels != Some(&spec.labels) {
+                    self.topology_changed = true;
+                }
                 if let Err(a) = self.store(kind, &key, Delta::Node(spec)) {
                     return a;
                 }
@@ -487,10 +517,12 @@ impl Mirror {
                     Ok(s) => s,
                     Err(e) => return self.refuse(kind, &key, e.to_string()),
                 };
+                let topology = spec.network_topology.is_some() || !spec.sub_group_policy.is_empty();
                 if let Err(a) = self.store(kind, &key, Delta::PodGroup(spec)) {
                     return a;
                 }
                 self.pod_groups.insert(key, *o);
+                self.topology_changed |= topology;
                 Applied::Stored
             }
             Object::Queue(o) => {
@@ -556,6 +588,18 @@ impl Mirror {
             Object::CsiNode(o) => {
                 let d = convert_csi_node(&o).map(Delta::CsiNode);
                 self.apply_storage(kind, key, d)
+            }
+            Object::HyperNode(h) => {
+                let spec = match convert_hyper_node(&h) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::HyperNode(spec)) {
+                    return a;
+                }
+                self.hyper_nodes.insert(key.1);
+                self.topology_changed = true;
+                Applied::Stored
             }
         }
     }
