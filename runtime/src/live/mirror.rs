@@ -988,4 +988,69 @@ mod tests {
         m.handle(WatchEvent::Apply(n));
         assert!(m.cluster.node_id("n2").is_some());
     }
+
+    fn hyper_node(name: &str, tier: i32, members: &[&str]) -> Object {
+        let members: Vec<_> =
+            members.iter().map(|n| serde_json::json!({"type": "Node", "selector": {"exactMatch": {"name": n}}})).collect();
+        let v = serde_json::json!({
+            "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+            "metadata": {"name": name}, "spec": {"tier": tier, "members": members},
+        });
+        Object::HyperNode(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    fn hyper_nodes(m: &Mirror) -> Vec<(String, i32, usize)> {
+        m.cluster.hyper_nodes().map(|h| (h.name.clone(), h.tier, h.members.len())).collect()
+    }
+
+    #[test]
+    fn hyper_nodes_are_added_changed_and_deleted_and_flag_the_topology() {
+        let mut m = mirror();
+        m.take_topology_changed();
+        assert_eq!(m.handle(WatchEvent::Apply(hyper_node("leaf-0", 1, &["n1"]))), Applied::Stored);
+        assert_eq!(hyper_nodes(&m), [("leaf-0".to_string(), 1, 1)]);
+        assert!(m.take_topology_changed(), "an added HyperNode changes the topology");
+        assert!(!m.take_topology_changed(), "the flag clears when taken");
+        // Changed members replace the stored HyperNode.
+        assert_eq!(m.handle(WatchEvent::Apply(hyper_node("leaf-0", 1, &["n1", "n2"]))), Applied::Stored);
+        assert_eq!(hyper_nodes(&m), [("leaf-0".to_string(), 1, 2)]);
+        assert!(m.take_topology_changed());
+        // A bad one is refused naming object and field; the stored version stays.
+        let mut bad = hyper_node("leaf-0", 1, &["n1"]);
+        if let Object::HyperNode(h) = &mut bad {
+            h.spec.members.as_mut().unwrap()[0].type_ = Some("Switch".into());
+        }
+        match m.handle(WatchEvent::Apply(bad)) {
+            Applied::Refused(msg) => assert!(msg.contains("HyperNode leaf-0") && msg.contains("spec.members[0].type"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(hyper_nodes(&m), [("leaf-0".to_string(), 1, 2)]);
+        // Deleted.
+        assert_eq!(m.handle(WatchEvent::Delete(hyper_node("leaf-0", 1, &[]))), Applied::Removed);
+        assert!(hyper_nodes(&m).is_empty());
+        assert!(m.take_topology_changed(), "a deleted HyperNode changes the topology");
+        // A relist drops the HyperNodes that vanished.
+        m.handle(WatchEvent::Apply(hyper_node("leaf-1", 1, &["n1"])));
+        m.handle(WatchEvent::Apply(hyper_node("leaf-2", 1, &["n1"])));
+        m.handle(WatchEvent::Init(Kind::HyperNode));
+        m.handle(WatchEvent::InitApply(hyper_node("leaf-2", 1, &["n1"])));
+        m.handle(WatchEvent::InitDone(Kind::HyperNode));
+        assert_eq!(hyper_nodes(&m), [("leaf-2".to_string(), 1, 1)]);
+    }
+
+    #[test]
+    fn node_labels_flag_the_topology_other_node_changes_do_not() {
+        let mut m = mirror();
+        m.take_topology_changed();
+        m.handle(WatchEvent::Apply(node("n1", "8")));
+        assert!(!m.take_topology_changed(), "an allocatable change does not move a node in the tree");
+        let mut n = node("n1", "8");
+        if let Object::Node(o) = &mut n {
+            o.metadata.labels = Some([("rack".to_string(), "a".to_string())].into());
+        }
+        m.handle(WatchEvent::Apply(n));
+        assert!(m.take_topology_changed(), "labelMatch members depend on node labels");
+        m.handle(WatchEvent::Apply(node("n9", "8")));
+        assert!(m.take_topology_changed(), "a new node may be a regex member");
+    }
 }
