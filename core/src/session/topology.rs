@@ -249,3 +249,58 @@ impl Topology {
         t
     }
 }
+
+/// Every problem of the cluster's network topology, each naming object and field, in a fixed
+/// order: the HyperNode tree's [`TopologyIssue`]s (resolved over all the cluster's nodes), then
+/// per PodGroup (by namespace/name) a `networkTopology` (the PodGroup's or a sub-group
+/// policy's) whose `highestTierName` no HyperNode has, or whose hard `highestTierAllowed` is
+/// above the highest real tier. Empty when the cluster has no HyperNode and no PodGroup with a
+/// topology. For the live scheduler and the offline tools to report once per change; sessions
+/// find the same problems themselves (allocate's gradient path).
+pub fn cluster_issues(cluster: &crate::cluster::Cluster) -> Vec<String> {
+    use crate::model::{NetworkTopologySpec, TopologyMode};
+    let topology_groups: Vec<_> = cluster
+        .pod_groups()
+        .map(|(_, g)| &g.spec)
+        .filter(|g| g.network_topology.is_some() || g.sub_group_policy.iter().any(|p| p.network_topology.is_some()))
+        .collect();
+    if cluster.hyper_nodes().next().is_none() && topology_groups.is_empty() {
+        return Vec::new();
+    }
+    let specs: Vec<&HyperNodeSpec> = cluster.hyper_nodes().collect();
+    let nodes: Vec<&crate::model::NodeSpec> = cluster.nodes().map(|(_, n)| &n.spec).collect();
+    let t = Topology::resolve(&specs, nodes.len(), |i| nodes[i]);
+    let mut out: Vec<String> = t.issues.iter().map(|i| i.to_string()).collect();
+    let highest = specs.iter().map(|h| h.tier).max();
+    let check = |out: &mut Vec<String>, obj: &str, field: &str, nt: &NetworkTopologySpec| {
+        if !nt.highest_tier_name.is_empty() && !t.tier_names.contains_key(&nt.highest_tier_name) {
+            out.push(format!(
+                "PodGroup {obj}: field {field}.highestTierName: no HyperNode has tierName {:?}",
+                nt.highest_tier_name
+            ));
+        }
+        if let (Some(tier), TopologyMode::Hard) = (nt.highest_tier_allowed, nt.mode) {
+            match highest {
+                Some(h) if tier > h => out.push(format!(
+                    "PodGroup {obj}: field {field}.highestTierAllowed: {tier} is above the highest HyperNode tier {h}"
+                )),
+                None => out.push(format!(
+                    "PodGroup {obj}: field {field}.highestTierAllowed: {tier}, but the cluster has no HyperNode"
+                )),
+                _ => {}
+            }
+        }
+    };
+    for g in topology_groups {
+        let obj = format!("{}/{}", g.namespace, g.name);
+        if let Some(nt) = &g.network_topology {
+            check(&mut out, &obj, "spec.networkTopology", nt);
+        }
+        for (i, p) in g.sub_group_policy.iter().enumerate() {
+            if let Some(nt) = &p.network_topology {
+                check(&mut out, &obj, &format!("spec.subGroupPolicy[{i}].networkTopology"), nt);
+            }
+        }
+    }
+    out
+}

@@ -132,6 +132,8 @@ pub struct Scheduler {
     /// Status writes that failed so far.
     pub write_failures: u64,
     recorder: Option<Box<dyn CycleRecorder>>,
+    /// The network topology's problems as last found (see [`Scheduler::check_topology`]).
+    pub topology_issues: Vec<String>,
 }
 
 impl Scheduler {
@@ -156,6 +158,7 @@ impl Scheduler {
             bind_failures: 0,
             write_failures: 0,
             recorder: None,
+            topology_issues: Vec::new(),
         }
     }
 
@@ -279,6 +282,7 @@ impl Scheduler {
             now_ms: epoch_ms(),
         };
         self.cycles += 1;
+        self.check_topology();
         self.mirror.cluster.prepare(&conf.options.default_queue);
         let mut summary = CycleSummary::default();
         self.arena.reset();
@@ -318,6 +322,29 @@ impl Scheduler {
         self.binds_started.retain(|_, (_, at)| now.duration_since(*at) < BIND_TRACK_LIMIT);
         summary.total_ms = ms(t0.elapsed());
         summary
+    }
+
+    /// When the network topology's inputs changed since the last cycle (a HyperNode added,
+    /// changed or deleted, a node added, removed or relabelled, a topology PodGroup changed),
+    /// resolves the HyperNode tree over the cluster and logs each problem that was not already
+    /// there, once, as a warning naming object and field
+    /// ([`basalt_core::session::topology::cluster_issues`]): a cycle, a second parent, an
+    /// unknown member, a regex that does not compile, a tier name no HyperNode has, a
+    /// `highestTierAllowed` above the top tier. An invalid tree never stops the loop: topology
+    /// jobs wait (as in Volcano), the others are scheduled. A tree that becomes valid again is
+    /// logged too.
+    pub fn check_topology(&mut self) {
+        if !self.mirror.take_topology_changed() {
+            return;
+        }
+        let now = basalt_core::session::topology::cluster_issues(&self.mirror.cluster);
+        for i in now.iter().filter(|i| !self.topology_issues.contains(i)) {
+            tracing::warn!("network topology: {i}");
+        }
+        if now.is_empty() && !self.topology_issues.is_empty() {
+            tracing::info!("network topology: the HyperNode tree and topology PodGroups are valid again");
+        }
+        self.topology_issues = now;
     }
 
     /// Turns one cycle's decisions into API work on `out` and counts it in `summary` (the

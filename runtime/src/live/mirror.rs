@@ -16,7 +16,7 @@
 
 use crate::convert::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 use crate::convert::{
-    convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class, convert_queue,
+    convert_hyper_node, convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class, convert_queue,
     convert_resource_quota,
 };
 use crate::crd;
@@ -58,11 +58,13 @@ pub enum Kind {
     StorageClass,
     /// `storage.k8s.io/v1` CSINode (attach limits).
     CsiNode,
+    /// `topology.volcano.sh/v1alpha1` HyperNode (network topology).
+    HyperNode,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Node,
         Kind::Pod,
         Kind::PodGroup,
@@ -74,6 +76,7 @@ impl Kind {
         Kind::PersistentVolume,
         Kind::StorageClass,
         Kind::CsiNode,
+        Kind::HyperNode,
     ];
 
     fn ix(self) -> usize {
@@ -94,6 +97,7 @@ impl Kind {
             Kind::PersistentVolume => "PersistentVolume",
             Kind::StorageClass => "StorageClass",
             Kind::CsiNode => "CSINode",
+            Kind::HyperNode => "HyperNode",
         }
     }
 }
@@ -124,6 +128,8 @@ pub enum Object {
     StorageClass(Box<StorageClass>),
     /// A CSINode.
     CsiNode(Box<CSINode>),
+    /// A HyperNode.
+    HyperNode(Box<crd::HyperNode>),
 }
 
 impl Object {
@@ -141,6 +147,7 @@ impl Object {
             Object::PersistentVolume(_) => Kind::PersistentVolume,
             Object::StorageClass(_) => Kind::StorageClass,
             Object::CsiNode(_) => Kind::CsiNode,
+            Object::HyperNode(_) => Kind::HyperNode,
         }
     }
 
@@ -159,6 +166,7 @@ impl Object {
             Object::PersistentVolume(o) => (String::new(), o.name_any()),
             Object::StorageClass(o) => (String::new(), o.name_any()),
             Object::CsiNode(o) => (String::new(), o.name_any()),
+            Object::HyperNode(o) => (String::new(), o.name_any()),
         }
     }
 }
@@ -255,6 +263,11 @@ pub struct Mirror {
     quotas: HashSet<Key>,
     /// Storage objects stored (PVC, PV, StorageClass, CSINode), by kind and key.
     storage: HashSet<(Kind, Key)>,
+    /// HyperNodes stored, by name.
+    hyper_nodes: HashSet<String>,
+    /// Whether what the network topology is resolved from (HyperNodes, the node set or node
+    /// labels, PodGroups' `networkTopology`) changed since [`Mirror::take_topology_changed`].
+    topology_changed: bool,
     relist: [Option<HashSet<Key>>; Kind::ALL.len()],
     synced: [bool; Kind::ALL.len()],
     reported: HashMap<(Kind, Key), String>,
@@ -284,6 +297,8 @@ impl Mirror {
             budgets: HashSet::new(),
             quotas: HashSet::new(),
             storage: HashSet::new(),
+            hyper_nodes: HashSet::new(),
+            topology_changed: false,
             relist: Default::default(),
             synced: [false; Kind::ALL.len()],
             reported: HashMap::new(),
@@ -321,6 +336,12 @@ impl Mirror {
         if let Err(e) = self.put(Delta::Rescheduled { at_ms }) {
             tracing::error!("cluster copy refused the rescheduling time: {e}");
         }
+    }
+
+    /// Whether the network topology's inputs (HyperNodes, the node set or node labels,
+    /// topology PodGroups) changed since the last call; clears the flag.
+    pub fn take_topology_changed(&mut self) -> bool {
+        std::mem::take(&mut self.topology_changed)
     }
 
     /// Whether every kind has completed its first list.
@@ -397,6 +418,7 @@ impl Mirror {
             Kind::PersistentVolumeClaim | Kind::PersistentVolume | Kind::StorageClass | Kind::CsiNode => {
                 self.storage.iter().filter(|(k, _)| *k == kind).map(|(_, key)| key.clone()).collect()
             }
+            Kind::HyperNode => self.hyper_nodes.iter().map(|n| (String::new(), n.clone())).collect(),
         }
     }
 
@@ -404,6 +426,7 @@ impl Mirror {
         self.reported.remove(&(kind, key.clone()));
         let delta = match kind {
             Kind::Node => self.nodes.remove(&key.1).then(|| Delta::NodeDeleted(key.1.clone())),
+            Kind::HyperNode => self.hyper_nodes.remove(&key.1).then(|| Delta::HyperNodeDeleted(key.1.clone())),
             Kind::Pod => {
                 self.assumed.remove(key);
                 self.pods.remove(key).map(|_| Delta::PodDeleted { namespace: key.0.clone(), name: key.1.clone() })
@@ -433,6 +456,9 @@ impl Mirror {
         };
         match delta {
             Some(d) => {
+                if matches!(kind, Kind::Node | Kind::HyperNode | Kind::PodGroup) {
+                    self.topology_changed = true;
+                }
                 // Deletes of stored objects cannot be refused.
                 let _ = self.put(d);
                 Applied::Removed
@@ -474,6 +500,10 @@ impl Mirror {
                 if !selected {
                     return self.remove(kind, &key);
                 }
+                let old_labels = self.cluster.node_id(&spec.name).and_then(|id| self.cluster.node(id)).map(|n| &n.spec.labels);
+                if old_labels != Some(&spec.labels) {
+                    self.topology_changed = true;
+                }
                 if let Err(a) = self.store(kind, &key, Delta::Node(spec)) {
                     return a;
                 }
@@ -490,10 +520,12 @@ impl Mirror {
                     Ok(s) => s,
                     Err(e) => return self.refuse(kind, &key, e.to_string()),
                 };
+                let topology = spec.network_topology.is_some() || !spec.sub_group_policy.is_empty();
                 if let Err(a) = self.store(kind, &key, Delta::PodGroup(spec)) {
                     return a;
                 }
                 self.pod_groups.insert(key, *o);
+                self.topology_changed |= topology;
                 Applied::Stored
             }
             Object::Queue(o) => {
@@ -559,6 +591,18 @@ impl Mirror {
             Object::CsiNode(o) => {
                 let d = convert_csi_node(&o).map(Delta::CsiNode);
                 self.apply_storage(kind, key, d)
+            }
+            Object::HyperNode(h) => {
+                let spec = match convert_hyper_node(&h) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::HyperNode(spec)) {
+                    return a;
+                }
+                self.hyper_nodes.insert(key.1);
+                self.topology_changed = true;
+                Applied::Stored
             }
         }
     }
@@ -957,5 +1001,70 @@ mod tests {
         }
         m.handle(WatchEvent::Apply(n));
         assert!(m.cluster.node_id("n2").is_some());
+    }
+
+    fn hyper_node(name: &str, tier: i32, members: &[&str]) -> Object {
+        let members: Vec<_> =
+            members.iter().map(|n| serde_json::json!({"type": "Node", "selector": {"exactMatch": {"name": n}}})).collect();
+        let v = serde_json::json!({
+            "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+            "metadata": {"name": name}, "spec": {"tier": tier, "members": members},
+        });
+        Object::HyperNode(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    fn hyper_nodes(m: &Mirror) -> Vec<(String, i32, usize)> {
+        m.cluster.hyper_nodes().map(|h| (h.name.clone(), h.tier, h.members.len())).collect()
+    }
+
+    #[test]
+    fn hyper_nodes_are_added_changed_and_deleted_and_flag_the_topology() {
+        let mut m = mirror();
+        m.take_topology_changed();
+        assert_eq!(m.handle(WatchEvent::Apply(hyper_node("leaf-0", 1, &["n1"]))), Applied::Stored);
+        assert_eq!(hyper_nodes(&m), [("leaf-0".to_string(), 1, 1)]);
+        assert!(m.take_topology_changed(), "an added HyperNode changes the topology");
+        assert!(!m.take_topology_changed(), "the flag clears when taken");
+        // Changed members replace the stored HyperNode.
+        assert_eq!(m.handle(WatchEvent::Apply(hyper_node("leaf-0", 1, &["n1", "n2"]))), Applied::Stored);
+        assert_eq!(hyper_nodes(&m), [("leaf-0".to_string(), 1, 2)]);
+        assert!(m.take_topology_changed());
+        // A bad one is refused naming object and field; the stored version stays.
+        let mut bad = hyper_node("leaf-0", 1, &["n1"]);
+        if let Object::HyperNode(h) = &mut bad {
+            h.spec.members.as_mut().unwrap()[0].type_ = Some("Switch".into());
+        }
+        match m.handle(WatchEvent::Apply(bad)) {
+            Applied::Refused(msg) => assert!(msg.contains("HyperNode leaf-0") && msg.contains("spec.members[0].type"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(hyper_nodes(&m), [("leaf-0".to_string(), 1, 2)]);
+        // Deleted.
+        assert_eq!(m.handle(WatchEvent::Delete(hyper_node("leaf-0", 1, &[]))), Applied::Removed);
+        assert!(hyper_nodes(&m).is_empty());
+        assert!(m.take_topology_changed(), "a deleted HyperNode changes the topology");
+        // A relist drops the HyperNodes that vanished.
+        m.handle(WatchEvent::Apply(hyper_node("leaf-1", 1, &["n1"])));
+        m.handle(WatchEvent::Apply(hyper_node("leaf-2", 1, &["n1"])));
+        m.handle(WatchEvent::Init(Kind::HyperNode));
+        m.handle(WatchEvent::InitApply(hyper_node("leaf-2", 1, &["n1"])));
+        m.handle(WatchEvent::InitDone(Kind::HyperNode));
+        assert_eq!(hyper_nodes(&m), [("leaf-2".to_string(), 1, 1)]);
+    }
+
+    #[test]
+    fn node_labels_flag_the_topology_other_node_changes_do_not() {
+        let mut m = mirror();
+        m.take_topology_changed();
+        m.handle(WatchEvent::Apply(node("n1", "8")));
+        assert!(!m.take_topology_changed(), "an allocatable change does not move a node in the tree");
+        let mut n = node("n1", "8");
+        if let Object::Node(o) = &mut n {
+            o.metadata.labels = Some([("rack".to_string(), "a".to_string())].into());
+        }
+        m.handle(WatchEvent::Apply(n));
+        assert!(m.take_topology_changed(), "labelMatch members depend on node labels");
+        m.handle(WatchEvent::Apply(node("n9", "8")));
+        assert!(m.take_topology_changed(), "a new node may be a regex member");
     }
 }

@@ -1,6 +1,6 @@
 //! Watches (on the generic loop of [`crate::plumbing::watch`]): one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses,
 //! PodDisruptionBudgets, ResourceQuotas, PersistentVolumeClaims, PersistentVolumes,
-//! StorageClasses, CSINodes), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
+//! StorageClasses, CSINodes, HyperNodes), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
 //! watchers relist on their own after a `410 Gone` or a broken stream (kube-rs `watcher`, with
 //! its default exponential backoff on errors), and a relist arrives as `Init … InitDone`, which
 //! the [`super::mirror::Mirror`] turns into a resync.
@@ -106,6 +106,40 @@ fn spawn_pdb(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Dur
     })
 }
 
+/// Whether the server serves `topology.volcano.sh/v1alpha1` HyperNodes (the CRD is installed).
+/// A discovery error other than "not served" counts as served, so the watcher's own errors and
+/// backoff report it.
+async fn hyper_nodes_served(client: &Client) -> bool {
+    match client.list_api_group_resources("topology.volcano.sh/v1alpha1").await {
+        Ok(list) => list.resources.iter().any(|r| r.name == "hypernodes"),
+        Err(kube::Error::Api(e)) if e.code == 404 => false,
+        Err(e) => {
+            tracing::debug!("topology.volcano.sh/v1alpha1 discovery: {e}; watching HyperNodes anyway");
+            true
+        }
+    }
+}
+
+/// The HyperNode watcher. On a cluster without the HyperNode CRD (a Volcano release before
+/// network topology), it reports an empty list once, logs that network topology is off, and
+/// stops: the scheduler does not wait for a kind the server cannot list. Installing the CRD
+/// later takes a restart.
+fn spawn_hyper_nodes(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> JoinHandle<()> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        if !hyper_nodes_served(&client).await {
+            tracing::info!(
+                "the server does not serve topology.volcano.sh/v1alpha1 HyperNodes (CRD not installed): network topology is off"
+            );
+            let _ = send(WatchEvent::Init(Kind::HyperNode)) && send(WatchEvent::InitDone(Kind::HyperNode));
+            return;
+        }
+        let api = Api::<crd::HyperNode>::all(client);
+        let wrap: fn(crd::HyperNode) -> Object = |o| Object::HyperNode(Box::new(o));
+        drive(Kind::HyperNode, plumbing::watch::stream(api, config(timeout)), wrap, send, stats).await
+    })
+}
+
 trait MapEvent<K> {
     fn map(self, f: fn(K) -> Object) -> Event<Object>;
 }
@@ -122,7 +156,7 @@ impl<K> MapEvent<K> for Event<K> {
     }
 }
 
-/// Starts the eleven watchers, each watch request with `timeoutSeconds` = `timeout` (see
+/// Starts the twelve watchers, each watch request with `timeoutSeconds` = `timeout` (see
 /// [`config`]); each event goes to `send` (returning false stops that watcher).
 pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> Vec<JoinHandle<()>> {
     vec![
@@ -208,6 +242,7 @@ pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout:
             stats.clone(),
             timeout,
         ),
-        spawn_pdb(client, send, stats, timeout),
+        spawn_pdb(client, send.clone(), stats.clone(), timeout),
+        spawn_hyper_nodes(client, send, stats, timeout),
     ]
 }

@@ -16,8 +16,9 @@
 //!   cluster-wide results it checks (`/metrics` gauges and counters, Queue `status`, the Lease
 //!   `volcano-system/volcano`, exact audit-log counts of one identity: `scheduler`, `restart`,
 //!   `leader`, `preempt`, `reload`, `recorder`, `parity`, `status_writes`, `controller`,
-//!   `controller_burst`, `job_plugins`, `podgroup_queue_controllers`), or applies `deploy/`
-//!   with kubectl (`deploy`). A start costs about 4 s of one core.
+//!   `controller_burst`, `job_plugins`, `podgroup_queue_controllers`), creates cluster-scoped
+//!   objects other schedulers would see (HyperNodes, an invalid tree among them: `topology`),
+//!   or applies `deploy/` with kubectl (`deploy`). A start costs about 4 s of one core.
 //!
 //! # Sizes
 //! The scale runs (`scheduler`: 5,000 pods on 500 nodes; `restart`: 3,000 pods;
@@ -59,5 +60,6 @@ mod reload;
 mod restart;
 mod scheduler;
 mod status_writes;
+mod topology;
 mod user_trips;
 mod volumes;
