@@ -4,8 +4,8 @@
 
 use basalt_core::cluster::{Cluster, Delta};
 use basalt_core::model::{
-    HyperNodeMember, HyperNodeSpec, MemberSelector, MemberType, NetworkTopologySpec, NodeSpec, PodGroupSpec,
-    SubGroupPolicySpec, TopologyMode,
+    HyperNodeMember, HyperNodeSpec, MemberSelector, MemberType, NetworkTopologySpec, NodeSpec, PodGroupSpec, SubGroupPolicySpec,
+    TopologyMode,
 };
 use basalt_core::session::topology::cluster_issues;
 
@@ -88,10 +88,12 @@ fn an_unknown_member_names_the_hyper_node_and_the_member_field() {
 #[test]
 fn a_regex_that_does_not_compile_names_the_pattern_field() {
     let mut c = valid();
-    c.apply(Delta::HyperNode(hn("leaf-a", 1, "leaf", &[(MemberType::Node, MemberSelector::Regex("n[0-".into()))])))
-        .unwrap();
+    c.apply(Delta::HyperNode(hn("leaf-a", 1, "leaf", &[(MemberType::Node, MemberSelector::Regex("n[0-".into()))]))).unwrap();
     let i = only_issue(&c);
-    assert!(i.starts_with("HyperNode leaf-a: field spec.members[0].selector.regexMatch.pattern: \"n[0-\" does not compile"), "{i}");
+    assert!(
+        i.starts_with("HyperNode leaf-a: field spec.members[0].selector.regexMatch.pattern: \"n[0-\" does not compile"),
+        "{i}"
+    );
 }
 
 #[test]

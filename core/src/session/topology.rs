@@ -284,9 +284,8 @@ pub fn cluster_issues(cluster: &crate::cluster::Cluster) -> Vec<String> {
                 Some(h) if tier > h => out.push(format!(
                     "PodGroup {obj}: field {field}.highestTierAllowed: {tier} is above the highest HyperNode tier {h}"
                 )),
-                None => out.push(format!(
-                    "PodGroup {obj}: field {field}.highestTierAllowed: {tier}, but the cluster has no HyperNode"
-                )),
+                None => out
+                    .push(format!("PodGroup {obj}: field {field}.highestTierAllowed: {tier}, but the cluster has no HyperNode")),
                 _ => {}
             }
         }

@@ -16,8 +16,8 @@
 
 use crate::convert::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 use crate::convert::{
-    convert_hyper_node, convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class, convert_queue,
-    convert_resource_quota,
+    convert_hyper_node, convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class,
+    convert_queue, convert_resource_quota,
 };
 use crate::crd;
 use basalt_core::cluster::{Cluster, Delta, NodeId, PodId};

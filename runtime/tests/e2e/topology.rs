@@ -122,7 +122,10 @@ async fn hard_topology_gangs_stay_in_one_leaf_and_follow_the_live_tree() -> supp
     for l in 0..4 {
         let names: Vec<String> = (l * LEAF_NODES..(l + 1) * LEAF_NODES).map(node).collect();
         let members = if l == 2 {
-            let pattern = format!("^topology-({})$", (l * LEAF_NODES..(l + 1) * LEAF_NODES).map(|i| i.to_string()).collect::<Vec<_>>().join("|"));
+            let pattern = format!(
+                "^topology-({})$",
+                (l * LEAF_NODES..(l + 1) * LEAF_NODES).map(|i| i.to_string()).collect::<Vec<_>>().join("|")
+            );
             vec![serde_json::json!({"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}})]
         } else {
             names.iter().map(|n| node_member(n)).collect()
@@ -186,7 +189,8 @@ async fn hard_topology_gangs_stay_in_one_leaf_and_follow_the_live_tree() -> supp
     let mut cyclic = hyper_members(&["spine"]);
     cyclic.extend(leaf0.iter().cloned());
     set_members(&api, "leaf-0", cyclic).await?;
-    let cycle = |name: &str| format!("network topology: HyperNode {name}: field spec.members: its members form a cycle back to it");
+    let cycle =
+        |name: &str| format!("network topology: HyperNode {name}: field spec.members: its members form a cycle back to it");
     wait_logged(&rig, &cycle("leaf-0"), Duration::from_secs(30)).await?;
     wait_logged(&rig, &cycle("spine"), Duration::from_secs(5)).await?;
     create_hyper_node(&api, hyper_node("spine-b", 2, "spine", hyper_members(&["leaf-1"]))).await?;
