@@ -6,7 +6,9 @@
 //!   the resourceVersion the watch last delivered; on a conflict the object is read again and
 //!   the decided status written onto it (bounded by `max_attempts` calls);
 //! * Queue `status.allocated` through the `queues/status` subresource;
-//! * `v1` Events on pods and PodGroups (`Scheduled`, `FailedScheduling`, `Unschedulable`, …).
+//! * `v1` Events on pods and PodGroups (`Scheduled`, `FailedScheduling`, `Unschedulable`, …),
+//!   through the shared recorder ([`crate::plumbing::events`]): a repeat within its window bumps
+//!   the Event's `count` instead of creating another.
 //!
 //! Writes run asynchronously, at most `workers` at once, behind the shared rate limit and a
 //! per-call timeout; transient failures (timeouts, transport errors, 429, 5xx) are retried with
@@ -23,9 +25,10 @@
 use super::outstanding::BindsOutstanding;
 use crate::crd;
 use crate::plumbing::limiter::RateLimiter;
-use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
-use kube::api::{Api, ApiResource, DynamicObject, ObjectMeta, PostParams};
+use crate::plumbing::events::EventRecorder;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use kube::Client;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,20 +36,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
 
-/// The object an event is about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Involved {
-    /// `Pod` or `PodGroup`.
-    pub kind: &'static str,
-    /// `v1` or `scheduling.volcano.sh/v1beta1`.
-    pub api_version: &'static str,
-    /// Namespace.
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-    /// UID.
-    pub uid: String,
-}
+pub use crate::plumbing::events::Involved;
 
 /// One write.
 #[derive(Clone, Debug)]
@@ -214,6 +204,8 @@ struct Shared {
     client: Client,
     limiter: Arc<RateLimiter>,
     cfg: Arc<WriterConfig>,
+    /// The shared recorder ([`crate::plumbing::events`]): a repeated event bumps its count.
+    events: EventRecorder,
 }
 
 /// One write's calls: the shared client, limit and settings, and the calls this write made.
@@ -319,52 +311,6 @@ async fn write_pod_condition(
             Err(e) if conflict(&e) || transient(&e) => last = e.to_string(),
             Err(e) => return Err(e.to_string()),
         }
-    }
-    Err(last)
-}
-
-fn event_object(cfg: &WriterConfig, involved: &Involved, type_: &str, reason: &str, message: &str) -> Event {
-    let now = now_time();
-    let nanos = k8s_openapi::jiff::Timestamp::now().as_nanosecond();
-    Event {
-        metadata: ObjectMeta {
-            name: Some(format!("{}.{:x}", involved.name, nanos)),
-            namespace: Some(involved.namespace.clone()),
-            ..Default::default()
-        },
-        involved_object: ObjectReference {
-            kind: Some(involved.kind.into()),
-            api_version: Some(involved.api_version.into()),
-            namespace: Some(involved.namespace.clone()),
-            name: Some(involved.name.clone()),
-            uid: (!involved.uid.is_empty()).then(|| involved.uid.clone()),
-            ..Default::default()
-        },
-        reason: Some(reason.into()),
-        message: Some(message.into()),
-        type_: Some(type_.into()),
-        source: Some(EventSource { component: Some(cfg.component.clone()), host: None }),
-        reporting_component: Some(cfg.component.clone()),
-        reporting_instance: Some(cfg.component.clone()),
-        first_timestamp: Some(now.clone()),
-        last_timestamp: Some(now),
-        event_time: None::<MicroTime>,
-        count: Some(1),
-        ..Default::default()
-    }
-}
-
-async fn write_event(ctx: &Ctx, involved: &Involved, type_: &str, reason: &str, message: &str) -> Result<(), String> {
-    let api: Api<Event> = Api::namespaced(ctx.client.clone(), &involved.namespace);
-    let ev = event_object(&ctx.cfg, involved, type_, reason, message);
-    let mut last = String::new();
-    for _ in 0..ctx.cfg.max_attempts.max(1) {
-        match ctx.call(api.create(&PostParams::default(), &ev)).await {
-            Ok(_) => return Ok(()),
-            Err(e) if transient(&e) => last = e.to_string(),
-            Err(e) => return Err(e.to_string()),
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Err(last)
 }
@@ -503,10 +449,11 @@ async fn perform(shared: &Shared, w: Write) -> WriteResult {
             format!("{namespace}/{name}"),
             write_pod_condition(ctx, namespace, name, uid, reason, message, nominated.as_deref()).await.map(|()| None),
         ),
-        Write::Event { involved, type_, reason, message } => (
-            format!("{}/{}", involved.namespace, involved.name),
-            write_event(ctx, involved, type_, reason, message).await.map(|()| None),
-        ),
+        Write::Event { involved, type_, reason, message } => {
+            let r = shared.events.record(involved, type_, reason, message).await;
+            ctx.calls.fetch_add(u64::from(r.calls), Ordering::Relaxed);
+            (format!("{}/{}", involved.namespace, involved.name), r.outcome.map(|()| None))
+        }
         Write::PodGroup { object: obj, .. } => (
             format!("{}/{}", obj.metadata.namespace.as_deref().unwrap_or(""), obj.metadata.name.as_deref().unwrap_or("")),
             write_pod_group(ctx, obj).await,
@@ -550,7 +497,8 @@ pub async fn run(
     // Waiting PodGroup updates past their deadline while binds remain: one in flight.
     let trickle = Arc::new(Semaphore::new(1));
     let event_workers = cfg.event_workers.max(1);
-    let ctx = Arc::new(Shared { client, limiter, cfg: Arc::new(cfg) });
+    let events = EventRecorder::new(client.clone(), &cfg.component, Some(limiter.clone()), cfg.timeout, cfg.max_attempts);
+    let ctx = Arc::new(Shared { client, limiter, cfg: Arc::new(cfg), events });
     let done = Arc::new(done);
     // Events queue as plain values in their own channel (not as one task each) and are written
     // by `event_workers` tasks in order, never holding up the other writes.
@@ -658,16 +606,6 @@ mod tests {
             (Some("PodScheduled"), Some("False"), Some("SchedulerError"))
         );
         assert!(c["lastTransitionTime"].is_string());
-    }
-
-    #[test]
-    fn events_name_the_object_and_component() {
-        let inv = Involved { kind: "Pod", api_version: "v1", namespace: "ns".into(), name: "p".into(), uid: "u".into() };
-        let e = event_object(&WriterConfig::default(), &inv, "Normal", "Scheduled", "Successfully assigned ns/p to n1");
-        assert_eq!(e.involved_object.name.as_deref(), Some("p"));
-        assert_eq!(e.source.unwrap().component.as_deref(), Some("volcano"));
-        assert!(e.metadata.name.unwrap().starts_with("p."));
-        assert_eq!(e.count, Some(1));
     }
 }
 

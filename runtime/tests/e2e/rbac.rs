@@ -29,6 +29,7 @@ type Grant = (String, String, String);
 
 /// Grants the role holds for code paths a default-conf run does not reach, with the reason.
 const GRANTED_FOR_LATER: &[(&str, &str, &str, &str)] = &[
+    ("", "events", "patch", "an event repeated within 10 minutes bumps the Event's count (plumbing/events.rs)"),
     ("", "pods", "delete", "evicting preempt/reclaim victims (Write::Evict); the default conf runs neither action"),
     ("scheduling.volcano.sh", "podgroups", "get", "re-reading a PodGroup after a 409 conflict (e2e/status_writes.rs)"),
     ("", "persistentvolumeclaims", "get", "the volume binder waits for a claim to be bound (e2e/volumes.rs)"),
