@@ -13,19 +13,44 @@ use super::queue::WorkQueue;
 use super::reconcile::{self, Begin};
 use super::request::{Event, Request};
 use super::state::Op;
+use super::request::Action;
+use super::validate;
 use crate::crd::{Job, JobStatus, PodGroup};
+use crate::plumbing::events::{EventSink, Involved, NORMAL, WARNING};
 use crate::plumbing::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::Client;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::AbortHandle;
 
 /// Pods created or deleted at once by one request.
 const API_CONCURRENCY: usize = 16;
+
+/// Volcano's Job event reasons (`pkg/controllers/job/constant.go`, `batch/v1alpha1` `JobEvent`).
+pub const FAILED_CREATE: &str = "FailedCreate";
+/// See [`FAILED_CREATE`].
+pub const FAILED_DELETE: &str = "FailedDelete";
+/// See [`FAILED_CREATE`].
+pub const EXECUTE_ACTION: &str = "ExecuteAction";
+/// See [`FAILED_CREATE`].
+pub const PLUGIN_ERROR: &str = "PluginError";
+/// See [`FAILED_CREATE`].
+pub const POD_GROUP_ERROR: &str = "PodGroupError";
+/// See [`FAILED_CREATE`].
+pub const POD_GROUP_PENDING: &str = "PodGroupPending";
+
+/// A pod the server did not create: the message, and whether the server refused the pod
+/// itself (422 Invalid), which no retry changes.
+struct CreateError {
+    message: String,
+    invalid: bool,
+    /// 409: the pod exists (the cache has not seen it yet); Volcano skips it without an event.
+    exists: bool,
+}
 
 /// What the workers share.
 pub struct Context {
@@ -43,9 +68,40 @@ pub struct Context {
     pub max_requeue: i32,
     /// Delayed policy actions by pod UID: (event that scheduled it, its task).
     pub delayed: Mutex<HashMap<String, Vec<(Event, AbortHandle)>>>,
+    /// The Job Events (Volcano's recorder, component `vc-controller-manager`).
+    pub events: EventSink,
+    /// The Queues' names, once the Queue watch has listed (`None` before): [`validate`] refuses
+    /// a Job naming another.
+    pub known_queues: Mutex<Option<BTreeSet<String>>>,
+    /// Jobs held by a failed [`validate`], by `ns/name`: queued again when a Queue is added.
+    pub held: Mutex<BTreeSet<String>>,
+}
+
+/// The object reference of `job` in its Events.
+pub fn job_involved(job: &Job) -> Involved {
+    Involved {
+        kind: "Job",
+        api_version: "batch.volcano.sh/v1alpha1",
+        namespace: job.metadata.namespace.clone().unwrap_or_default(),
+        name: job.metadata.name.clone().unwrap_or_default(),
+        uid: job.metadata.uid.clone().unwrap_or_default(),
+    }
 }
 
 impl Context {
+    /// Records an event on `job`.
+    pub fn job_event(&self, job: &Job, type_: &'static str, reason: &str, message: &str) {
+        self.events.event(job_involved(job), type_, reason, message);
+    }
+
+    /// Records Volcano's `ExecuteAction` event on the Job `ns/name` of the cache (Volcano's
+    /// `recordJobEvent`: nothing when the Job is not cached).
+    pub fn job_event_by_key(&self, ns: &str, name: &str, reason: &str, message: &str) {
+        if let Some(job) = self.cache.get(&key(ns, name)).and_then(|e| e.job) {
+            self.job_event(&job, NORMAL, reason, message);
+        }
+    }
+
     /// Queues `r` on its job's worker.
     pub fn enqueue(&self, r: Request) {
         let w = super::queue::worker_of(&r.key(), self.queues.len());
@@ -102,6 +158,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
         entry.pods.values().map(|p| (p.metadata.name.clone().unwrap_or_default(), PodView::of(p))).collect();
     let mut work = match reconcile::begin(&job, req, &views).map_err(|e| e.to_string())? {
         Begin::Delay { action, delay } => {
+            ctx.job_event(&job, NORMAL, EXECUTE_ACTION, &format!("Execute action {} after {}", action.as_str(), go_duration(delay)));
             let mut later = req.clone();
             later.action = Some(action);
             let q = ctx.queues[super::queue::worker_of(&req.key(), ctx.queues.len())].clone();
@@ -118,10 +175,37 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
         Begin::Run(work) => *work,
     };
     ctx.metrics.record_request(work.action);
+    let jkey = req.key();
+    let uncreated = entry.pod_group.is_none() && entry.pods.is_empty();
+    if matches!(work.step.op, Op::Sync)
+        && uncreated
+        && matches!(work.old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending")
+    {
+        let problems = {
+            let queues = super::retry::lock(&ctx.known_queues);
+            validate::validate(&job, queues.as_ref())
+        };
+        if !problems.is_empty() {
+            let msg = validate::message(&problems);
+            let first = super::retry::lock(&ctx.held).insert(jkey.clone());
+            if first {
+                tracing::warn!(job = %jkey, "Job {jkey}: {msg}");
+            }
+            ctx.job_event(&job, WARNING, validate::FAILED_VALIDATION, &msg);
+            return Ok(());
+        }
+        super::retry::lock(&ctx.held).remove(&jkey);
+    }
+    if work.action != Action::SyncJob {
+        ctx.job_event(&job, NORMAL, EXECUTE_ACTION, &format!("Start to execute action {} ", work.action.as_str()));
+    }
     tracing::debug!(job = %req.key(), event = req.event.as_str(), action = %work.action, phase = %work.phase, op = ?work.step.op, "request");
     let mut errors = Vec::new();
+    // Refusals that no retry can change (422: the pod is invalid): reported, not retried.
+    let mut refused = Vec::new();
     match &work.step.op {
         Op::Kill { .. } => {
+            let mut failed = Vec::new();
             for (name, r) in delete_pods(ctx, &job, &entry.pods, &work.kill).await {
                 match r {
                     Ok(()) => {
@@ -129,8 +213,12 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                             v.deleting = true;
                         }
                     }
-                    Err(e) => errors.push(e),
+                    Err(e) => failed.push(e),
                 }
+            }
+            if !failed.is_empty() {
+                ctx.job_event(&job, WARNING, FAILED_DELETE, &format!("Error deleting pods: [{}]", failed.join(" ")));
+                errors.extend(failed);
             }
             if work.delete_pod_group {
                 if let Err(e) = delete_pod_group(ctx, &job).await {
@@ -151,6 +239,9 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 Vec::new()
             };
             let plugins_ok = plugin_errors.is_empty();
+            if let Some(e) = plugin_errors.first() {
+                ctx.job_event(&job, WARNING, PLUGIN_ERROR, &format!("Execute plugin when job add failed, err: {e}"));
+            }
             errors.extend(plugin_errors);
             if !plugins_ok {
                 pg_phase = None;
@@ -162,7 +253,15 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                         ctx.cache.store_pod_group(pg);
                     }
                     Ok(None) => {}
-                    Err(e) => errors.push(e),
+                    Err(e) => {
+                        ctx.job_event(&job, WARNING, POD_GROUP_ERROR, &format!("Failed to create PodGroup, err: {e}"));
+                        errors.push(e);
+                    }
+                }
+            }
+            if let Some(pg) = &entry.pod_group {
+                if let Some(msg) = pod_group_pending(&job, pg) {
+                    ctx.job_event(&job, WARNING, POD_GROUP_PENDING, &msg);
                 }
             }
             let sync = plan::plan_sync(&job, &work.facts, &views, pg_phase.as_deref());
@@ -177,6 +276,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                     Err(e) => errors.push(e.to_string()),
                 }
             }
+            let (mut failed, mut waiting) = (Vec::new(), Vec::new());
             for r in create_pods(ctx, built).await {
                 match r {
                     Ok(p) => {
@@ -184,9 +284,23 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                         ctx.cache.store_pod(p);
                         views.insert(v.name.clone(), v);
                     }
-                    Err(e) => errors.push(e),
+                    Err(CreateError { message, exists: true, .. }) => waiting.push(message),
+                    Err(CreateError { message, invalid, .. }) => {
+                        if invalid {
+                            refused.push(message.clone());
+                        }
+                        failed.push(message);
+                    }
                 }
             }
+            if !failed.is_empty() {
+                ctx.job_event(&job, WARNING, FAILED_CREATE, &format!("Error creating pods: [{}]", failed.join(" ")));
+                if refused.len() < failed.len() {
+                    errors.extend(failed);
+                }
+            }
+            errors.extend(waiting);
+            let mut failed = Vec::new();
             for (name, r) in delete_pods(ctx, &job, &entry.pods, &sync.delete).await {
                 match r {
                     Ok(()) => {
@@ -194,8 +308,12 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                             v.deleting = true;
                         }
                     }
-                    Err(e) => errors.push(e),
+                    Err(e) => failed.push(e),
                 }
+            }
+            if !failed.is_empty() {
+                ctx.job_event(&job, WARNING, FAILED_DELETE, &format!("Error deleting pods: [{}]", failed.join(" ")));
+                errors.extend(failed);
             }
         }
     }
@@ -219,7 +337,33 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
     if let Some(e) = errors.into_iter().next() {
         return Err(e);
     }
+    if let Some(e) = refused.first() {
+        // Retrying cannot help: the server refuses the pod as built from the Job's spec.
+        tracing::warn!(job = %jkey, "{e}; the API server refuses the pod as the Job builds it: not retried until the Job changes");
+    }
     Ok(())
+}
+
+/// Volcano's `PodGroupPending` warning (`recordPodGroupEvent`): the PodGroup's latest `True`
+/// condition by `lastTransitionTime`, when it is not `Scheduled`, as "PodGroup <ns>:<job>
+/// <type lowercased>, reason: <message>".
+pub fn pod_group_pending(job: &Job, pg: &PodGroup) -> Option<String> {
+    let conds = pg.status.as_ref().and_then(|s| s.conditions.as_deref()).unwrap_or_default();
+    let mut latest: Option<&crate::crd::PodGroupCondition> = None;
+    for c in conds.iter().filter(|c| c.status.as_deref() == Some("True")) {
+        // RFC 3339 times in UTC compare as strings.
+        if latest.is_none_or(|l| c.last_transition_time > l.last_transition_time) {
+            latest = Some(c);
+        }
+    }
+    let c = latest.filter(|c| c.type_.as_deref() != Some("Scheduled"))?;
+    Some(format!(
+        "PodGroup {}:{} {}, reason: {}",
+        job.metadata.namespace.as_deref().unwrap_or_default(),
+        job.metadata.name.as_deref().unwrap_or_default(),
+        c.type_.as_deref().unwrap_or_default().to_lowercase(),
+        c.message.as_deref().unwrap_or_default()
+    ))
 }
 
 async fn write_status(ctx: &Context, job: &Job, status: JobStatus) -> Result<(), ExecError> {
@@ -274,7 +418,7 @@ async fn delete_pod_group(ctx: &Context, job: &Job) -> Result<(), ExecError> {
     }
 }
 
-async fn create_pods(ctx: &Context, pods: Vec<Pod>) -> Vec<Result<Pod, ExecError>> {
+async fn create_pods(ctx: &Context, pods: Vec<Pod>) -> Vec<Result<Pod, CreateError>> {
     use futures::StreamExt;
     futures::stream::iter(pods)
         .map(|p| async move {
@@ -285,8 +429,18 @@ async fn create_pods(ctx: &Context, pods: Vec<Pod>) -> Vec<Result<Pod, ExecError
             ctx.metrics.record_api("create_pod");
             match api.create(&PostParams::default(), &p).await {
                 Ok(p) => Ok(p),
-                Err(e) if is_status(&e, 409) => Err(format!("Pod {ns}/{name}: exists already (waiting for the cache)")),
-                Err(e) => Err(format!("Pod {ns}/{name}: creating: {e}")),
+                Err(e) if is_status(&e, 409) => {
+                    Err(CreateError {
+                        message: format!("Pod {ns}/{name}: exists already (waiting for the cache)"),
+                        invalid: false,
+                        exists: true,
+                    })
+                }
+                Err(e) => Err(CreateError {
+                    message: format!("failed to create pod {name}, err: {e}"),
+                    invalid: is_status(&e, 422),
+                    exists: false,
+                }),
             }
         })
         .buffer_unordered(API_CONCURRENCY)

@@ -12,9 +12,12 @@
 //! * [`cache`]: the job cache and watch event → request translation;
 //! * [`queue`]: per-worker rate-limited queues, jobs hashed to workers;
 //! * [`plain_pod`], [`pod_usage`]: the PodGroup controller's PodGroup for a plain pod (§5.2);
-//! * [`queue_state`]: the Queue controller's state machine and rules (§5.3).
+//! * [`queue_state`]: the Queue controller's state machine and rules (§5.3);
+//! * [`validate`]: the admission webhook's checks a Job created without it would slip past
+//!   (§6), recorded as a `FailedValidation` Event.
 //!
-//! The API side: [`execute`] (one request against the server), [`gc`] (TTL deletion),
+//! The API side: [`execute`] (one request against the server, recording Volcano's Job Events
+//! through [`crate::plumbing::events`]), [`gc`] (TTL deletion),
 //! [`pg_controller`] (PodGroups for plain pods), [`queue_controller`] (Queue states and
 //! Commands), [`command`] (taking a Command before acting on it), [`retry`] (their worker loop), [`metrics`], [`options`] (the settings, built by [`crate::cli`]),
 //! and [`run`] (the process).
@@ -42,3 +45,4 @@ pub mod request;
 pub mod retry;
 pub mod run;
 pub mod state;
+pub mod validate;

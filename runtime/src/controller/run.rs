@@ -1,6 +1,7 @@
 //! The `basalt controller` process: client, leader election (Lease `vc-controller-manager` in
 //! `volcano-system`, as Volcano's controller-manager), watches of Jobs, the controller's pods
-//! (label `volcano.sh/job-name`), PodGroups and Commands feeding the [`Cache`], then
+//! (label `volcano.sh/job-name`), PodGroups, Commands and Queues (their names, for
+//! [`super::validate`]) feeding the [`Cache`], then
 //! `--worker-threads` workers, each draining its own [`WorkQueue`] once every watch has listed;
 //! beside it the PodGroup controller ([`PgController`]) and the Queue controller
 //! ([`QueueController`]); `--controllers` (Volcano's syntax: `*`, names, `-name`) picks among
@@ -17,7 +18,8 @@ use super::queue::WorkQueue;
 use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
 use super::retry::drain_with;
-use crate::crd::{Command, Job, PodGroup};
+use crate::crd::{Command, Job, PodGroup, Queue};
+use crate::plumbing::events::{EventRecorder, EventSink};
 use crate::plumbing::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
 use crate::plumbing::http::HealthCheck;
 use crate::plumbing::leader::{self, Leadership};
@@ -27,7 +29,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::runtime::watcher::{self, Event as WEvent};
 use kube::Client;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
@@ -40,7 +42,9 @@ pub const EXIT_FATAL: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
 
 /// The watches a worker waits for before its first request.
-const WATCHES: usize = 4;
+const WATCHES: usize = 5;
+/// The `source.component` of the controller's Events (Volcano's controller-manager's).
+pub const EVENT_COMPONENT: &str = "vc-controller-manager";
 /// `--controllers` name of the job controller (Volcano's).
 pub const JOB_CONTROLLER: &str = "job-controller";
 /// `--controllers` name of the PodGroup controller (Volcano's).
@@ -178,6 +182,15 @@ async fn run_async(args: ControllerOptions) -> u8 {
         queues,
         max_requeue: args.max_requeue_num,
         delayed: Mutex::new(HashMap::new()),
+        events: EventSink::spawn(Arc::new(EventRecorder::new(
+            client.clone(),
+            EVENT_COMPONENT,
+            Some(limiter.clone()),
+            std::time::Duration::from_secs(10),
+            3,
+        ))),
+        known_queues: Mutex::new(None),
+        held: Mutex::new(BTreeSet::new()),
     });
     let ttl = TtlCollector::new(client.clone(), cache.clone(), limiter.clone(), metrics.clone());
     let mut tasks = Vec::new();
@@ -187,6 +200,7 @@ async fn run_async(args: ControllerOptions) -> u8 {
             tokio::spawn(watch_pods(client.clone(), ctx.clone(), synced.clone())),
             tokio::spawn(watch_pod_groups(client.clone(), ctx.clone(), synced.clone())),
             tokio::spawn(watch_commands(client.clone(), ctx.clone(), synced.clone())),
+            tokio::spawn(watch_queues(client.clone(), ctx.clone(), synced.clone())),
         ]);
         for w in 0..ctx.queues.len() {
             tasks.push(tokio::spawn(worker(ctx.clone(), w, synced.clone())));
@@ -234,11 +248,19 @@ async fn run_async(args: ControllerOptions) -> u8 {
 async fn worker(ctx: Arc<Context>, w: usize, synced: Arc<Synced>) {
     synced.wait(WATCHES).await;
     let q = ctx.queues[w].clone();
-    let give_up = |r: Request, e: ExecError, n: u32| {
+    let (events, requeue) = (ctx.clone(), q.clone());
+    let give_up = move |r: Request, e: ExecError, n: u32| {
         tracing::warn!(job = %r.key(), "{e}; retried {n} times (--max-requeue-num): terminating the job");
+        let action = r.action.unwrap_or(Action::SyncJob);
+        events.job_event_by_key(
+            &r.namespace,
+            &r.job_name,
+            super::execute::EXECUTE_ACTION,
+            &format!("Job failed on action {} for retry limit reached", action.as_str()),
+        );
         let mut t = Request::job(&r.namespace, &r.job_name, Event::OutOfSync);
         t.action = Some(Action::TerminateJob);
-        q.add(t);
+        requeue.add(t);
     };
     let handle = |r: Request| {
         let ctx = ctx.clone();
@@ -313,6 +335,49 @@ async fn watch_pod_groups(client: Client, ctx: Arc<Context>, synced: Arc<Synced>
         };
         if let Some(r) = r {
             ctx.enqueue(r);
+        }
+        std::future::ready(true)
+    })
+    .await
+}
+
+/// The Queues' names for [`super::validate`]: a (re)list replaces them; a Queue added queues
+/// the Jobs a failed validation holds again.
+async fn watch_queues(client: Client, ctx: Arc<Context>, synced: Arc<Synced>) {
+    let api: Api<Queue> = Api::all(client);
+    let mut first = true;
+    let mut listing: BTreeSet<String> = BTreeSet::new();
+    watch::run("Queue", watch::stream(api, watcher::Config::default()), &WatchStats::default(), |ev| {
+        if watch::first_listed(&ev, &mut first) {
+            synced.mark();
+        }
+        let mut added = false;
+        match ev {
+            WEvent::Init => listing.clear(),
+            WEvent::InitApply(q) => {
+                listing.insert(q.metadata.name.clone().unwrap_or_default());
+            }
+            WEvent::InitDone => {
+                *super::retry::lock(&ctx.known_queues) = Some(std::mem::take(&mut listing));
+                added = true;
+            }
+            WEvent::Apply(q) => {
+                let name = q.metadata.name.clone().unwrap_or_default();
+                added = super::retry::lock(&ctx.known_queues).get_or_insert_with(BTreeSet::new).insert(name);
+            }
+            WEvent::Delete(q) => {
+                if let Some(known) = super::retry::lock(&ctx.known_queues).as_mut() {
+                    known.remove(q.metadata.name.as_deref().unwrap_or_default());
+                }
+            }
+        }
+        if added {
+            let held: Vec<String> = super::retry::lock(&ctx.held).iter().cloned().collect();
+            for k in held {
+                if let Some((ns, name)) = k.split_once('/') {
+                    ctx.enqueue(Request::job(ns, name, Event::OutOfSync));
+                }
+            }
         }
         std::future::ready(true)
     })
