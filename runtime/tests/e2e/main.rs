@@ -9,16 +9,18 @@
 //!   on it keeps to its own namespaces ([`support::fresh_namespace`]) and names, and a scheduler
 //!   it starts keeps to its own nodes and pods (`--node-selector` on a labelled node pool and its
 //!   own `--scheduler-name`, as [`e2e::rig::Rig`] does), so concurrent tests do not see each
-//!   other's work. `apiserver_smoke`, `devices`, `faults` and `leader_lease` use it.
+//!   other's work. `apiserver_smoke`, `devices`, `faults`, `leader_lease`, `user_trips` and
+//!   `controller_events`' recorder test use it.
 //! * [`support::TestApiserver::start`]: a server of the test's own, where the test needs one:
 //!   it stops the server or compacts etcd (`faults_server`), changes RBAC (`rbac`,
 //!   `apiserver_smoke`'s drop test), runs a scheduler or controller over the whole cluster whose
 //!   cluster-wide results it checks (`/metrics` gauges and counters, Queue `status`, the Lease
 //!   `volcano-system/volcano`, exact audit-log counts of one identity: `scheduler`, `restart`,
 //!   `leader`, `preempt`, `reload`, `recorder`, `parity`, `status_writes`, `controller`,
-//!   `controller_burst`, `job_plugins`, `podgroup_queue_controllers`), creates cluster-scoped
-//!   objects other schedulers would see (HyperNodes, an invalid tree among them: `topology`),
-//!   or applies `deploy/` with kubectl (`deploy`). A start costs about 4 s of one core.
+//!   `controller_burst`, `controller_events`' controller test, `job_plugins`,
+//!   `podgroup_queue_controllers`), creates cluster-scoped objects other schedulers would see
+//!   (HyperNodes, an invalid tree among them: `topology`), or applies `deploy/` with kubectl
+//!   (`deploy`). A start costs about 4 s of one core.
 //!
 //! # Sizes
 //! The scale runs (`scheduler`: 5,000 pods on 500 nodes; `restart`: 3,000 pods;
@@ -44,6 +46,7 @@ mod e2e;
 mod apiserver_smoke;
 mod controller;
 mod controller_burst;
+mod controller_events;
 mod deploy;
 mod devices;
 mod faults;
