@@ -112,6 +112,15 @@ impl Context {
 /// An API error or bad input met while processing a request; the request is retried.
 pub type ExecError = String;
 
+/// The server's own message of an API error (`Pod "x" is invalid: metadata.name: …`), else the
+/// error as text.
+fn server_words(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
+        e => e.to_string(),
+    }
+}
+
 fn is_status(e: &kube::Error, code: u16) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == code)
 }
@@ -437,7 +446,7 @@ async fn create_pods(ctx: &Context, pods: Vec<Pod>) -> Vec<Result<Pod, CreateErr
                     })
                 }
                 Err(e) => Err(CreateError {
-                    message: format!("failed to create pod {name}, err: {e}"),
+                    message: format!("failed to create pod {name}, err: {}", server_words(&e)),
                     invalid: is_status(&e, 422),
                     exists: false,
                 }),

@@ -57,7 +57,7 @@ pub fn validate(job: &Job, queues: KnownQueues<'_>) -> Vec<String> {
 /// The `FailedValidation` Event's message for `problems` ([`validate`]'s, not empty).
 pub fn message(problems: &[String]) -> String {
     format!(
-        "Volcano's admission webhook would refuse this Job: {}; no PodGroup or pods are created until the Job changes",
+        "Volcano's admission webhook would refuse this Job: {}; no PodGroup or pods are created (checked again when the Job changes or a Queue is added)",
         problems.join("; ")
     )
 }
@@ -123,6 +123,6 @@ mod tests {
         assert_eq!(p.len(), 3, "{p:?}");
         let m = message(&p);
         assert!(m.contains("duplicated task name w; job 'minAvailable'"), "{m}");
-        assert!(m.ends_with("until the Job changes"), "{m}");
+        assert!(m.ends_with("when the Job changes or a Queue is added)"), "{m}");
     }
 }
