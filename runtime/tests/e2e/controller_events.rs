@@ -108,6 +108,7 @@ async fn the_controller_records_why_a_job_cannot_start() -> support::Result<()> 
     let server = TestApiserver::start()?;
     let admin = server.admin_client().await?;
     install_volcano_crds(&admin).await?;
+    apply_manifest(&admin, &deploy_dir().join("base/basalt.yaml"), &["Namespace"]).await?;
     apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
         .await?;
     // No scheduler here: it would create `default` at its start.
@@ -126,8 +127,21 @@ async fn the_controller_records_why_a_job_cannot_start() -> support::Result<()> 
     create_job(&admin, &ns, &job_yaml("too-few", "  minAvailable: 3\n", &[("w", 2)])).await?;
     create_job(&admin, &ns, &job_yaml("lost", "  queue: nowhere\n", &[("w", 1)])).await?;
 
+    // Pods are created only once the PodGroup leaves Pending; with no scheduler here, the test
+    // admits bad-name's PodGroup itself (Volcano's PodGroup has no status subresource).
+    let pgs = Api::<PodGroup>::namespaced(admin.clone(), &ns);
+    let pg_name = wait_for("Job bad-name's PodGroup", WAIT, || async {
+        let list = pgs.list(&ListParams::default()).await?;
+        Ok(list.items.iter().filter_map(|g| g.metadata.name.clone()).find(|n| n.starts_with("bad-name-")))
+    })
+    .await?;
+    pgs.patch(&pg_name, &PatchParams::default(), &Patch::Merge(&serde_json::json!({"status": {"phase": "Inqueue"}})))
+        .await?;
+
     // The API server's refusal, as Volcano records it.
-    let ev = one_event(&admin, &ns, "bad-name", "FailedCreate", 1).await?;
+    let ev = one_event(&admin, &ns, "bad-name", "FailedCreate", 1)
+        .await
+        .map_err(|e| format!("{e}\ncontroller log:\n{}", log(&controller)))?;
     let msg = ev.message.clone().unwrap_or_default();
     assert_eq!(ev.type_.as_deref(), Some("Warning"));
     assert!(msg.starts_with("Error creating pods: [failed to create pod bad-name-Worker_1-0"), "{msg}");
