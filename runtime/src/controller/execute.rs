@@ -11,9 +11,9 @@ use super::plan::{self, PodView};
 use super::plugins;
 use super::queue::WorkQueue;
 use super::reconcile::{self, Begin};
+use super::request::Action;
 use super::request::{Event, Request};
 use super::state::Op;
-use super::request::Action;
 use super::validate;
 use crate::crd::{Job, JobStatus, PodGroup};
 use crate::plumbing::events::{EventSink, Involved, NORMAL, WARNING};
@@ -167,7 +167,12 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
         entry.pods.values().map(|p| (p.metadata.name.clone().unwrap_or_default(), PodView::of(p))).collect();
     let mut work = match reconcile::begin(&job, req, &views).map_err(|e| e.to_string())? {
         Begin::Delay { action, delay } => {
-            ctx.job_event(&job, NORMAL, EXECUTE_ACTION, &format!("Execute action {} after {}", action.as_str(), go_duration(delay)));
+            ctx.job_event(
+                &job,
+                NORMAL,
+                EXECUTE_ACTION,
+                &format!("Execute action {} after {}", action.as_str(), go_duration(delay)),
+            );
             let mut later = req.clone();
             later.action = Some(action);
             let q = ctx.queues[super::queue::worker_of(&req.key(), ctx.queues.len())].clone();
@@ -438,13 +443,11 @@ async fn create_pods(ctx: &Context, pods: Vec<Pod>) -> Vec<Result<Pod, CreateErr
             ctx.metrics.record_api("create_pod");
             match api.create(&PostParams::default(), &p).await {
                 Ok(p) => Ok(p),
-                Err(e) if is_status(&e, 409) => {
-                    Err(CreateError {
-                        message: format!("Pod {ns}/{name}: exists already (waiting for the cache)"),
-                        invalid: false,
-                        exists: true,
-                    })
-                }
+                Err(e) if is_status(&e, 409) => Err(CreateError {
+                    message: format!("Pod {ns}/{name}: exists already (waiting for the cache)"),
+                    invalid: false,
+                    exists: true,
+                }),
                 Err(e) => Err(CreateError {
                     message: format!("failed to create pod {name}, err: {}", server_words(&e)),
                     invalid: is_status(&e, 422),

@@ -70,12 +70,7 @@ mod tests {
     fn job(tasks: &[(&str, i32, Option<i32>)], min: Option<i32>, queue: Option<&str>) -> Job {
         let tasks = tasks
             .iter()
-            .map(|(n, r, m)| TaskSpec {
-                name: Some(n.to_string()),
-                replicas: Some(*r),
-                min_available: *m,
-                ..Default::default()
-            })
+            .map(|(n, r, m)| TaskSpec { name: Some(n.to_string()), replicas: Some(*r), min_available: *m, ..Default::default() })
             .collect();
         let mut j = Job::new("j", JobSpec { tasks, min_available: min, queue: queue.map(str::to_string), ..Default::default() });
         j.metadata.namespace = Some("ns".into());

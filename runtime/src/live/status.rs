@@ -24,8 +24,8 @@
 
 use super::outstanding::BindsOutstanding;
 use crate::crd;
-use crate::plumbing::limiter::RateLimiter;
 use crate::plumbing::events::EventRecorder;
+use crate::plumbing::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};

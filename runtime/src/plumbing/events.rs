@@ -110,9 +110,21 @@ impl Correlator {
     /// timestamp): [`Decision::Patch`] when the same event was written within the window,
     /// else [`Decision::Create`]. The decision is remembered as written; call [`Self::forget`]
     /// when the write failed.
-    pub fn observe(&mut self, now: Instant, wall: Timestamp, involved: &Involved, type_: &str, reason: &str, message: &str) -> Decision {
-        let key =
-            Key { involved: involved.clone(), type_: type_.to_string(), reason: reason.to_string(), message: message.to_string() };
+    pub fn observe(
+        &mut self,
+        now: Instant,
+        wall: Timestamp,
+        involved: &Involved,
+        type_: &str,
+        reason: &str,
+        message: &str,
+    ) -> Decision {
+        let key = Key {
+            involved: involved.clone(),
+            type_: type_.to_string(),
+            reason: reason.to_string(),
+            message: message.to_string(),
+        };
         let stamp = Time(wall);
         if let Some(s) = self.seen.get_mut(&key) {
             if now.saturating_duration_since(s.last) <= self.window {
@@ -135,8 +147,12 @@ impl Correlator {
     /// The Event to create when a patch found Event `gone` deleted: a new name, the count and
     /// first timestamp carried on (client-go recreates it the same way).
     pub fn recreate(&mut self, wall: Timestamp, involved: &Involved, type_: &str, reason: &str, message: &str) -> Option<Event> {
-        let key =
-            Key { involved: involved.clone(), type_: type_.to_string(), reason: reason.to_string(), message: message.to_string() };
+        let key = Key {
+            involved: involved.clone(),
+            type_: type_.to_string(),
+            reason: reason.to_string(),
+            message: message.to_string(),
+        };
         let s = self.seen.get_mut(&key)?;
         s.name = format!("{}.{:x}", involved.name, wall.as_nanosecond());
         let (name, count, first) = (s.name.clone(), s.count, s.first.clone());
@@ -145,8 +161,12 @@ impl Correlator {
 
     /// Forgets an event whose write failed, so the next one creates it again.
     pub fn forget(&mut self, involved: &Involved, type_: &str, reason: &str, message: &str) {
-        let key =
-            Key { involved: involved.clone(), type_: type_.to_string(), reason: reason.to_string(), message: message.to_string() };
+        let key = Key {
+            involved: involved.clone(),
+            type_: type_.to_string(),
+            reason: reason.to_string(),
+            message: message.to_string(),
+        };
         self.seen.remove(&key);
     }
 
@@ -161,9 +181,23 @@ impl Correlator {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn event(&self, name: &str, involved: &Involved, type_: &str, reason: &str, message: &str, count: i32, first: Time, last: Time) -> Event {
+    fn event(
+        &self,
+        name: &str,
+        involved: &Involved,
+        type_: &str,
+        reason: &str,
+        message: &str,
+        count: i32,
+        first: Time,
+        last: Time,
+    ) -> Event {
         Event {
-            metadata: ObjectMeta { name: Some(name.to_string()), namespace: Some(involved.namespace.clone()), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some(involved.namespace.clone()),
+                ..Default::default()
+            },
             involved_object: ObjectReference {
                 kind: Some(involved.kind.into()),
                 api_version: Some(involved.api_version.into()),
@@ -215,7 +249,13 @@ impl EventRecorder {
     /// A recorder writing as `component` through `client`, each call behind `limiter` (when
     /// given) and `timeout`, a transient failure (timeout, transport, 429, 5xx) retried up to
     /// `max_attempts` calls.
-    pub fn new(client: Client, component: &str, limiter: Option<Arc<RateLimiter>>, timeout: Duration, max_attempts: u32) -> EventRecorder {
+    pub fn new(
+        client: Client,
+        component: &str,
+        limiter: Option<Arc<RateLimiter>>,
+        timeout: Duration,
+        max_attempts: u32,
+    ) -> EventRecorder {
         EventRecorder {
             client,
             limiter,
@@ -225,7 +265,11 @@ impl EventRecorder {
         }
     }
 
-    async fn call<T>(&self, calls: &mut u32, f: impl std::future::Future<Output = Result<T, kube::Error>>) -> Result<T, kube::Error> {
+    async fn call<T>(
+        &self,
+        calls: &mut u32,
+        f: impl std::future::Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, kube::Error> {
         if let Some(l) = &self.limiter {
             l.acquire().await;
         }
@@ -269,7 +313,10 @@ impl EventRecorder {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 if !gone {
-                    return Recorded { calls, outcome: Err(format!("Event {}/{name}: patching count: {last}", involved.namespace)) };
+                    return Recorded {
+                        calls,
+                        outcome: Err(format!("Event {}/{name}: patching count: {last}", involved.namespace)),
+                    };
                 }
                 self.correlator().recreate(Timestamp::now(), involved, type_, reason, message)
             }
@@ -289,7 +336,10 @@ impl EventRecorder {
         self.correlator().forget(involved, type_, reason, message);
         Recorded {
             calls,
-            outcome: Err(format!("Event {reason} on {} {}/{}: creating: {last}", involved.kind, involved.namespace, involved.name)),
+            outcome: Err(format!(
+                "Event {reason} on {} {}/{}: creating: {last}",
+                involved.kind, involved.namespace, involved.name
+            )),
         }
     }
 

@@ -76,8 +76,11 @@ async fn the_recorder_bumps_the_count_of_a_repeated_event() -> support::Result<(
     let r = rec.record(&inv, WARNING, "FailedCreate", "boom").await;
     assert!(r.outcome.is_ok(), "{r:?}");
     assert_eq!(r.calls, 2, "a patch (404), then a create");
-    let again: Vec<Event> =
-        events_of(&admin, &ns, "Pod", "p", "FailedCreate").await?.into_iter().filter(|e| e.message.as_deref() == Some("boom")).collect();
+    let again: Vec<Event> = events_of(&admin, &ns, "Pod", "p", "FailedCreate")
+        .await?
+        .into_iter()
+        .filter(|e| e.message.as_deref() == Some("boom"))
+        .collect();
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].count, Some(3), "the count carries on");
     assert_ne!(again[0].metadata.name.as_deref(), Some(name.as_str()), "under a new name");
@@ -135,8 +138,7 @@ async fn the_controller_records_why_a_job_cannot_start() -> support::Result<()> 
         Ok(list.items.iter().filter_map(|g| g.metadata.name.clone()).find(|n| n.starts_with("bad-name-")))
     })
     .await?;
-    pgs.patch(&pg_name, &PatchParams::default(), &Patch::Merge(&serde_json::json!({"status": {"phase": "Inqueue"}})))
-        .await?;
+    pgs.patch(&pg_name, &PatchParams::default(), &Patch::Merge(&serde_json::json!({"status": {"phase": "Inqueue"}}))).await?;
 
     // The API server's refusal, as Volcano records it.
     let ev = one_event(&admin, &ns, "bad-name", "FailedCreate", 1)
