@@ -7,6 +7,7 @@
 //! Kubernetes types stop here and never reach the core.
 
 mod affinity;
+pub mod cron;
 pub mod device;
 pub mod disruption;
 pub mod duration;

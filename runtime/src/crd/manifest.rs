@@ -2,11 +2,11 @@
 //! [`generated`] renders them; a test fails when the checked-in files drift from the types
 //! (rerun it with `BASALT_WRITE_CRDS=1` to rewrite them).
 //!
-//! Only the CRDs whose schema is derived from Rust types are generated (Job, Command); the
-//! PodGroup and Queue manifests are written by hand with comments and kept in step by their
-//! round-trip tests.
+//! Only the CRDs whose schema is derived from Rust types are generated (Job, CronJob, Command,
+//! HyperNode); the PodGroup and Queue manifests are written by hand with comments and kept in
+//! step by their round-trip tests.
 
-use super::{command_crd, Job};
+use super::{command_crd, CronJob, Job};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
@@ -15,14 +15,29 @@ use kube::CustomResourceExt;
 /// No `default` hints and no list-map markers: kube-apiserver 1.20 rejects Volcano's own
 /// (kubernetes-api.md §9).
 pub fn job_crd() -> CustomResourceDefinition {
-    let mut crd = without_defaults(Job::crd());
+    preserving_unknown(without_defaults(Job::crd()), &[&["spec"], &["status"]])
+}
+
+/// The CronJob CRD as installed: `CronJob::crd()` without schema defaults, keeping fields the
+/// schema does not list in `spec`, `spec.jobTemplate`, its Job `spec`, and `status` (a CronJob
+/// written by a newer Volcano keeps them when this CRD replaces Volcano's).
+pub fn cron_job_crd() -> CustomResourceDefinition {
+    let paths: &[&[&str]] = &[&["spec"], &["spec", "jobTemplate"], &["spec", "jobTemplate", "spec"], &["status"]];
+    preserving_unknown(without_defaults(CronJob::crd()), paths)
+}
+
+/// `crd` with `x-kubernetes-preserve-unknown-fields: true` on the schema of each property path
+/// (from the root object: `["spec", "jobTemplate"]` is `.spec.jobTemplate`).
+fn preserving_unknown(mut crd: CustomResourceDefinition, paths: &[&[&str]]) -> CustomResourceDefinition {
     for v in &mut crd.spec.versions {
         let Some(root) = v.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut()) else { continue };
-        if let Some(props) = root.properties.as_mut() {
-            for key in ["spec", "status"] {
-                if let Some(p) = props.get_mut(key) {
-                    p.x_kubernetes_preserve_unknown_fields = Some(true);
-                }
+        for path in paths {
+            let mut at = Some(&mut *root);
+            for key in *path {
+                at = at.and_then(|p| p.properties.as_mut()).and_then(|props| props.get_mut(*key));
+            }
+            if let Some(p) = at {
+                p.x_kubernetes_preserve_unknown_fields = Some(true);
             }
         }
     }
@@ -68,6 +83,16 @@ const HEADER_HYPERNODE: &str = "\
 #   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
 ";
 
+const HEADER_CRONJOB: &str = "\
+# Volcano CronJob (batch.volcano.sh/v1alpha1): a Volcano Job made from spec.jobTemplate on a cron
+# schedule. Same group, version, kind, plural and scope as Volcano's CRD, so existing manifests
+# apply unchanged; `basalt webhook-manager` validates them (/cronjobs/validate). `spec`,
+# `spec.jobTemplate`, its Job `spec` and `status` keep fields this schema does not list.
+#
+# GENERATED from runtime/src/crd/cronjob.rs by runtime/src/crd/manifest.rs: do not edit; run
+#   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
+";
+
 const HEADER_COMMAND: &str = "\
 # Volcano Command (bus.volcano.sh/v1alpha1): a one-shot request to a controller (AbortJob,
 # ResumeJob, OpenQueue, CloseQueue, ...), as `vcctl job suspend/resume` creates them.
@@ -87,6 +112,7 @@ pub fn generated() -> Result<Vec<(&'static str, String)>, String> {
     };
     Ok(vec![
         ("batch.volcano.sh_jobs.yaml", render(HEADER_JOB, &job_crd())?),
+        ("batch.volcano.sh_cronjobs.yaml", render(HEADER_CRONJOB, &cron_job_crd())?),
         ("bus.volcano.sh_commands.yaml", render(HEADER_COMMAND, &command_crd())?),
         ("topology.volcano.sh_hypernodes.yaml", render(HEADER_HYPERNODE, &super::hyper_node_crd())?),
     ])

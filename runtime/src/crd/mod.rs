@@ -1,7 +1,7 @@
 //! Volcano's custom resources as typed `kube` objects: `scheduling.volcano.sh/v1beta1`
 //! [`PodGroup`] (namespaced, short name `pg`) and [`Queue`] (cluster-scoped, short name `q`,
 //! status subresource), `batch.volcano.sh/v1alpha1` [`Job`] (vcjob) and
-//! `bus.volcano.sh/v1alpha1` [`Command`].
+//! `batch.volcano.sh/v1alpha1` [`CronJob`], `bus.volcano.sh/v1alpha1` [`Command`].
 //!
 //! Field names are Volcano's exactly (camelCase on the wire); every field is optional so
 //! hand-written YAML parses, and defaults are applied by [`crate::convert`], not here. Parts
@@ -9,6 +9,7 @@
 //! kept as opaque JSON so nothing is lost on a read-modify-write.
 
 mod command;
+mod cronjob;
 mod hypernode;
 mod job;
 pub mod manifest;
@@ -17,6 +18,7 @@ mod queue;
 mod schema;
 
 pub use command::{command_crd, Command, CommandSpec};
+pub use cronjob::{CronJob, CronJobSpec, CronJobStatus, JobTemplateSpec};
 pub use job::{DependsOn, Job, JobCondition, JobSpec, JobState, JobStatus, LifecyclePolicy, TaskSpec, TaskState, VolumeSpec};
 
 pub use hypernode::{hyper_node_crd, HyperNode, HyperNodeSpec, HyperNodeStatus, MemberSpec};

@@ -28,3 +28,8 @@ pub(crate) fn opaque_list(_: &mut SchemaGenerator) -> Schema {
         "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
     })
 }
+
+/// An RFC 3339 time (`metav1.Time`).
+pub(crate) fn date_time(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "string", "format": "date-time"})
+}
