@@ -6,8 +6,10 @@
 //! answers; the controller may run the same job rules on a Job the webhook never saw.
 //!
 //! One file per resource, each with its validating and mutating rules: [`jobs`], [`queues`],
-//! [`podgroups`], [`pods`], [`hypernodes`]; the name checks of apimachinery in [`names`].
+//! [`podgroups`], [`pods`] (with the admission conf's [`resource_groups`] for `/pods/mutate`),
+//! [`hypernodes`], [`cronjobs`]; the name checks of apimachinery in [`names`].
 
+pub mod cronjobs;
 pub mod hypernodes;
 pub mod jobs;
 pub mod names;
@@ -15,6 +17,7 @@ pub mod podgroups;
 pub mod pods;
 pub mod queues;
 pub mod resource;
+pub mod resource_groups;
 
 use crate::crd::Queue;
 use serde::Serialize;

@@ -22,7 +22,7 @@ pub const PATHS: [(&str, Kind, bool); 11] = [
     ("/pods/mutate", Kind::Mutating, true),
     ("/pods/validate", Kind::Validating, true),
     ("/hypernodes/validate", Kind::Validating, true),
-    ("/cronjobs/validate", Kind::Validating, false),
+    ("/cronjobs/validate", Kind::Validating, true),
     ("/jobflows/validate", Kind::Validating, false),
 ];
 
@@ -33,7 +33,6 @@ pub const DEFAULT_ENABLED: &str =
 /// Why Basalt does not serve `path` yet.
 pub fn unserved_reason(path: &str) -> &'static str {
     match path {
-        "/cronjobs/validate" => "Basalt has no CronJob controller or CRD yet",
         "/jobflows/validate" => "Basalt has no JobFlow controller or CRD",
         _ => "not a vc-webhook-manager path",
     }
@@ -82,6 +81,7 @@ mod tests {
         assert_eq!(parse_enabled(DEFAULT_ENABLED).unwrap().len(), 7);
         assert_eq!(parse_enabled(" /jobs/mutate, /jobs/mutate ,").unwrap(), ["/jobs/mutate"]);
         assert!(parse_enabled("/jobs/mutat").unwrap_err().contains("unknown path \"/jobs/mutat\""));
-        assert!(parse_enabled("/cronjobs/validate").unwrap_err().contains("no CronJob controller"));
+        assert_eq!(parse_enabled("/cronjobs/validate").unwrap(), ["/cronjobs/validate"]);
+        assert!(parse_enabled("/jobflows/validate").unwrap_err().contains("no JobFlow controller"));
     }
 }
