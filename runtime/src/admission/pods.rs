@@ -3,8 +3,7 @@
 //! annotations `volcano.sh/jdb-min-available` and `volcano.sh/jdb-max-unavailable`, as a
 //! positive integer or a percentage from 1% to 99%.
 //!
-//! `/pods/mutate` (the admission ConfigMap's `resourceGroups`, the queue-allocation gate) is
-//! not built yet: the webhook manager refuses to enable it rather than admit unchanged.
+//! `/pods/mutate` (the admission conf's `resourceGroups`) is in [`super::resource_groups`].
 
 use super::Decision;
 use super::Operation;

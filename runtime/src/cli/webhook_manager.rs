@@ -3,6 +3,7 @@
 //! [`crate::webhooks::options::WebhookOptions`] and runs [`crate::webhooks::run`].
 
 use crate::admission::queues::QueueRules;
+use crate::admission::resource_groups::AdmissionConf;
 use crate::convert::duration::parse_go_duration;
 use crate::webhooks::options::WebhookOptions;
 use crate::webhooks::paths::{parse_enabled, DEFAULT_ENABLED};
@@ -102,8 +103,7 @@ impl WebhookManagerArgs {
     }
 
     /// The options, checked: the enabled paths, a positive QPS, a queue depth of at least 1, an
-    /// admission conf without `resourceGroups` when `/pods/mutate` is enabled (Basalt does not
-    /// apply resource groups yet, and refuses rather than admit unchanged).
+    /// admission conf that reads and parses (its `resourceGroups` for `/pods/mutate`).
     ///
     /// Errors: the flag and why.
     pub fn options(&self) -> Result<WebhookOptions, String> {
@@ -114,19 +114,14 @@ impl WebhookManagerArgs {
         if self.max_queue_depth == 0 {
             return Err("--max-queue-depth must be at least 1".into());
         }
-        if !self.admission_conf.is_empty() {
+        let admission_conf = if self.admission_conf.is_empty() {
+            None
+        } else {
             let text = std::fs::read_to_string(&self.admission_conf)
                 .map_err(|e| format!("--admission-conf {}: {e}", self.admission_conf))?;
-            let v: serde_yaml::Value =
-                serde_yaml::from_str(&text).map_err(|e| format!("--admission-conf {}: {e}", self.admission_conf))?;
-            let groups = v.get("resourceGroups").and_then(|g| g.as_sequence()).is_some_and(|g| !g.is_empty());
-            if groups && enabled.iter().any(|p| p == "/pods/mutate") {
-                return Err(format!(
-                    "--admission-conf {}: resourceGroups are not applied by Basalt's /pods/mutate yet; remove them or /pods/mutate from --enabled-admission",
-                    self.admission_conf
-                ));
-            }
-        }
+            let conf = AdmissionConf::parse(&text).map_err(|e| format!("--admission-conf {}: {e}", self.admission_conf))?;
+            Some((PathBuf::from(&self.admission_conf), conf))
+        };
         Ok(WebhookOptions {
             kubeconfig: self.kubeconfig.clone(),
             master: self.master.clone(),
@@ -151,6 +146,7 @@ impl WebhookManagerArgs {
             cert_poll: self.cert_reload_period,
             configuration_wait: self.webhook_configuration_wait,
             graceful_shutdown: self.graceful_shutdown_time,
+            admission_conf,
         })
     }
 }
@@ -208,8 +204,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("basalt-admission-conf-{}", std::process::id()));
         std::fs::write(&dir, "resourceGroups:\n- resourceGroup: gpu\n  object: {key: namespace, value: [ns]}\n").unwrap();
         let p = format!("--admission-conf={}", dir.display());
-        assert!(parse(&[&p]).options().unwrap_err().contains("resourceGroups are not applied"));
-        assert!(parse(&[&p, "--enabled-admission=/jobs/mutate"]).options().is_ok());
+        let o = parse(&[&p]).options().unwrap();
+        assert_eq!(o.admission_conf.as_ref().map(|(_, c)| c.groups[0].name.as_str()), Some("gpu"));
+        std::fs::write(&dir, "resourceGroups:\n- resourceGroup: gpu\n  affinity: '{'\n").unwrap();
+        let err = parse(&[&p]).options().unwrap_err();
+        assert!(err.contains("resourceGroups[0] (gpu): field affinity"), "{err}");
         std::fs::remove_file(dir).unwrap();
     }
 }

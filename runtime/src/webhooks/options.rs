@@ -1,6 +1,7 @@
 //! What `basalt webhook-manager` runs with: vc-webhook-manager's flags, checked and plain.
 
 use crate::admission::queues::QueueRules;
+use crate::admission::resource_groups::AdmissionConf;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -48,4 +49,7 @@ pub struct WebhookOptions {
     pub configuration_wait: Duration,
     /// `--graceful-shutdown-time`: how long open requests may finish after a stop signal.
     pub graceful_shutdown: Duration,
+    /// `--admission-conf`: the file (reloaded when it changes, checked every `cert_poll`) and its
+    /// conf as read at start (empty without the flag).
+    pub admission_conf: Option<(PathBuf, AdmissionConf)>,
 }

@@ -4,8 +4,8 @@
 //! is not an AdmissionReview gets an invalid-request answer, never a crash; an object that does
 //! not decode as its kind is denied with the decoding error, as Volcano's `schema.Decode*` does.
 
-use crate::admission::{self, queues::QueueRules, Decision, Operation, QueueIndex};
-use crate::crd::{HyperNode, Job, PodGroup, Queue};
+use crate::admission::{self, queues::QueueRules, resource_groups::AdmissionConf, Decision, Operation, QueueIndex};
+use crate::crd::{CronJob, HyperNode, Job, PodGroup, Queue};
 use k8s_openapi::api::core::v1::Pod;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation as KubeOp};
 use kube::core::DynamicObject;
@@ -22,6 +22,8 @@ pub struct Context {
     pub queue_rules: QueueRules,
     /// `--scheduler-name`s (the first is a Job's default scheduler).
     pub scheduler_names: Vec<String>,
+    /// The admission conf (`resourceGroups` for `/pods/mutate`), replaced when its file changes.
+    pub admission_conf: Arc<RwLock<AdmissionConf>>,
 }
 
 fn operation(op: &KubeOp) -> Operation {
@@ -97,15 +99,17 @@ where
             decided(decode::<PodGroup>(obj, "PodGroup").map(|pg| admission::podgroups::validate(op, &pg, &read())))
         }
         "/pods/validate" => decided(decode::<Pod>(obj, "Pod").map(|p| admission::pods::validate(op, &p, &ctx.scheduler_names))),
-        // Without resourceGroups in --admission-conf (checked at start) Volcano's pod mutation
-        // patches nothing.
-        "/pods/mutate" => decided(decode::<Pod>(obj, "Pod").map(|_| Decision::allow())),
+        "/pods/mutate" => decided(decode::<Pod>(obj, "Pod").map(|p| {
+            let conf = ctx.admission_conf.read().unwrap_or_else(|e| e.into_inner());
+            admission::resource_groups::mutate(op, &p, req.namespace.as_deref().unwrap_or_default(), &conf)
+        })),
         "/hypernodes/validate" => match op {
             Operation::Create | Operation::Update => {
                 decided(decode::<HyperNode>(obj, "HyperNode").map(|h| admission::hypernodes::validate(&h)))
             }
             _ => Decision::allow(),
         },
+        "/cronjobs/validate" => decided(decode::<CronJob>(obj, "CronJob").map(|c| admission::cronjobs::validate(op, &c))),
         other => Decision::deny(format!("no admission rule at {other}")),
     }
 }

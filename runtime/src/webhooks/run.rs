@@ -3,6 +3,7 @@
 //! enabled paths' webhook configurations, the HTTPS server, the certificate reload loop, and
 //! `/healthz`; a stop signal lets open requests finish for `--graceful-shutdown-time`.
 
+use super::admission_conf::ConfFile;
 use super::options::WebhookOptions;
 use super::review::Context;
 use super::server::{self, NamespaceReader, Service};
@@ -85,7 +86,13 @@ async fn start(o: WebhookOptions) -> Result<(), String> {
             }
         })
     });
-    let ctx = Context { queues, queue_rules: o.queue_rules.clone(), scheduler_names: o.scheduler_names.clone() };
+    let admission_conf = Arc::new(RwLock::new(o.admission_conf.as_ref().map(|(_, c)| c.clone()).unwrap_or_default()));
+    let ctx = Context {
+        queues,
+        queue_rules: o.queue_rules.clone(),
+        scheduler_names: o.scheduler_names.clone(),
+        admission_conf: admission_conf.clone(),
+    };
     let svc = Arc::new(Service { enabled: o.enabled.clone(), ctx, namespaces });
 
     let addr = ListenAddress { host: (!o.listen_address.is_empty()).then(|| o.listen_address.clone()), port: o.port };
@@ -108,6 +115,7 @@ async fn start(o: WebhookOptions) -> Result<(), String> {
     .await?;
 
     let poll = o.cert_poll;
+    let mut conf_file = o.admission_conf.as_ref().map(|(p, _)| ConfFile::new(p.clone()));
     let reload = tokio::spawn(async move {
         loop {
             tokio::time::sleep(poll).await;
@@ -115,6 +123,9 @@ async fn start(o: WebhookOptions) -> Result<(), String> {
                 Ok(true) => tracing::info!("webhook certificate reloaded"),
                 Ok(false) => {}
                 Err(e) => tracing::error!("webhook certificate not reloaded, the last good one is still served: {e}"),
+            }
+            if let Some(f) = conf_file.as_mut() {
+                f.reload_into(&admission_conf);
             }
         }
     });

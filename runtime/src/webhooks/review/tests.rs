@@ -9,6 +9,7 @@ fn ctx() -> Context {
         queues: Arc::new(RwLock::new(QueueIndex::new([open]))),
         queue_rules: QueueRules::default(),
         scheduler_names: vec!["volcano".into()],
+        admission_conf: Default::default(),
     }
 }
 
