@@ -14,6 +14,7 @@
 #   admin.kubeconfig                            user `admin`, group system:masters
 #   scheduler.kubeconfig                        system:serviceaccount:volcano-system:volcano-scheduler
 #   controllers.kubeconfig                      system:serviceaccount:volcano-system:volcano-controllers
+#   admission.kubeconfig                        system:serviceaccount:volcano-system:volcano-admission
 #   server                                      the URL, https://127.0.0.1:PORT
 #   etcd.pid kube-apiserver.pid etcd.log kube-apiserver.log running
 # The two ServiceAccount identities carry the groups system:serviceaccounts,
@@ -97,11 +98,13 @@ openssl ec -in sa.key -pubout -out sa.pub 2>/dev/null
 admin_token=$(openssl rand -hex 16)
 scheduler_token=$(openssl rand -hex 16)
 controllers_token=$(openssl rand -hex 16)
+admission_token=$(openssl rand -hex 16)
 sa_groups="system:serviceaccounts,system:serviceaccounts:volcano-system,system:authenticated"
 cat >tokens.csv <<EOF
 $admin_token,admin,uid-admin,"system:masters"
 $scheduler_token,system:serviceaccount:volcano-system:volcano-scheduler,uid-volcano-scheduler,"$sa_groups"
 $controllers_token,system:serviceaccount:volcano-system:volcano-controllers,uid-volcano-controllers,"$sa_groups"
+$admission_token,system:serviceaccount:volcano-system:volcano-admission,uid-volcano-admission,"$sa_groups"
 EOF
 chmod 600 tokens.csv ca.key apiserver.key sa.key
 
@@ -218,6 +221,7 @@ EOF
 kubeconfig admin.kubeconfig admin "$admin_token"
 kubeconfig scheduler.kubeconfig volcano-scheduler "$scheduler_token"
 kubeconfig controllers.kubeconfig volcano-controllers "$controllers_token"
+kubeconfig admission.kubeconfig volcano-admission "$admission_token"
 echo "$server" >server
 
 # --- watchdog ------------------------------------------------------------------------------------

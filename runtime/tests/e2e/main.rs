@@ -18,7 +18,8 @@
 //!   `volcano-system/volcano`, exact audit-log counts of one identity: `scheduler`, `restart`,
 //!   `leader`, `preempt`, `reload`, `recorder`, `parity`, `status_writes`, `controller`,
 //!   `controller_burst`, `controller_events`' controller test, `job_plugins`,
-//!   `podgroup_queue_controllers`), creates cluster-scoped objects other schedulers would see
+//!   `podgroup_queue_controllers`), registers admission webhooks every request passes through
+//!   (`webhooks`), creates cluster-scoped objects other schedulers would see
 //!   (HyperNodes, an invalid tree among them: `topology`), or applies `deploy/` with kubectl
 //!   (`deploy`). A start costs about 4 s of one core.
 //!
@@ -66,3 +67,4 @@ mod status_writes;
 mod topology;
 mod user_trips;
 mod volumes;
+mod webhooks;

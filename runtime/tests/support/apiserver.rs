@@ -22,7 +22,9 @@ pub const KEEP_ENV: &str = "BASALT_TEST_KEEP";
 ///   ([`TestApiserver::scheduler_kubeconfig`]), allowed nothing until RBAC is applied
 ///   ([`super::apply_scheduler_rbac`]);
 /// * the controllers: `system:serviceaccount:volcano-system:volcano-controllers`
-///   ([`TestApiserver::controllers_kubeconfig`]).
+///   ([`TestApiserver::controllers_kubeconfig`]);
+/// * the webhook manager: `system:serviceaccount:volcano-system:volcano-admission`
+///   ([`TestApiserver::admission_kubeconfig`]).
 ///
 /// Differences from a full cluster (§9): no kubelet (use [`super::Kubelet`]), no controllers
 /// (no garbage collection, namespaces never finish terminating, new Nodes keep the
@@ -125,6 +127,13 @@ impl TestApiserver {
     /// Kubeconfig of `system:serviceaccount:volcano-system:volcano-controllers`.
     pub fn controllers_kubeconfig(&self) -> PathBuf {
         self.dir.join("controllers.kubeconfig")
+    }
+
+    /// Kubeconfig of `system:serviceaccount:volcano-system:volcano-admission` (what
+    /// `basalt webhook-manager` runs with; allowed nothing until `deploy/admission.yaml`'s RBAC
+    /// is applied).
+    pub fn admission_kubeconfig(&self) -> PathBuf {
+        self.dir.join("admission.kubeconfig")
     }
 
     /// A new admin client. Make one per tokio runtime (each `#[tokio::test]` has its own): a
