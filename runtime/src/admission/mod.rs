@@ -21,7 +21,7 @@ pub mod resource_groups;
 
 use crate::crd::Queue;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The operation an AdmissionReview asks about (`request.operation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +105,9 @@ impl Decision {
 #[derive(Clone, Debug, Default)]
 pub struct QueueIndex {
     by_name: BTreeMap<String, Queue>,
+    /// `spec.parent` → the names of its children (Volcano's parent indexer), so a request's
+    /// child lookups do not scan every Queue.
+    by_parent: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl QueueIndex {
@@ -120,13 +123,25 @@ impl QueueIndex {
     /// Adds or replaces a Queue (a watch's `Apply`).
     pub fn upsert(&mut self, q: Queue) {
         if let Some(name) = q.metadata.name.clone() {
+            self.remove(&name);
+            if let Some(parent) = q.spec.parent.clone() {
+                self.by_parent.entry(parent).or_default().insert(name.clone());
+            }
             self.by_name.insert(name, q);
         }
     }
 
     /// Removes a Queue (a watch's `Delete`).
     pub fn remove(&mut self, name: &str) {
-        self.by_name.remove(name);
+        let Some(old) = self.by_name.remove(name) else { return };
+        if let Some(parent) = old.spec.parent.as_deref() {
+            if let Some(children) = self.by_parent.get_mut(parent) {
+                children.remove(name);
+                if children.is_empty() {
+                    self.by_parent.remove(parent);
+                }
+            }
+        }
     }
 
     /// The Queue named `name`.
@@ -142,7 +157,7 @@ impl QueueIndex {
     /// The Queues whose `spec.parent` is `parent` (Volcano's `GetQueuesByParent`: a Queue
     /// without a parent is nobody's child, not even root's), by name.
     pub fn children<'a>(&'a self, parent: &'a str) -> impl Iterator<Item = &'a Queue> + 'a {
-        self.by_name.values().filter(move |q| q.spec.parent.as_deref() == Some(parent))
+        self.by_parent.get(parent).into_iter().flatten().filter_map(|name| self.by_name.get(name))
     }
 
     /// How many Queues there are.
@@ -165,4 +180,30 @@ pub fn queue_not_found(name: &str) -> String {
 /// The name of an object, or `""`.
 pub(crate) fn name_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(name: &str, parent: Option<&str>) -> Queue {
+        let mut q = Queue::new(name, Default::default());
+        q.spec.parent = parent.map(String::from);
+        q
+    }
+
+    #[test]
+    fn the_parent_index_follows_upserts_moves_and_deletes() {
+        let mut ix = QueueIndex::new([q("root", None), q("a", Some("root")), q("b", Some("root")), q("a1", Some("a"))]);
+        let names = |ix: &QueueIndex, p: &str| ix.children(p).map(|c| c.metadata.name.clone().unwrap()).collect::<Vec<_>>();
+        assert_eq!(names(&ix, "root"), ["a", "b"]);
+        assert_eq!(names(&ix, "a"), ["a1"]);
+        ix.upsert(q("a1", Some("b")));
+        assert!(names(&ix, "a").is_empty(), "moved away");
+        assert_eq!(names(&ix, "b"), ["a1"]);
+        ix.remove("a1");
+        assert!(names(&ix, "b").is_empty());
+        assert!(names(&ix, "nobody").is_empty());
+        assert_eq!(ix.len(), 3);
+    }
 }
