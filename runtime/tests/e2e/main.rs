@@ -65,4 +65,5 @@ mod scheduler;
 mod status_writes;
 mod topology;
 mod user_trips;
+mod vcctl;
 mod volumes;
