@@ -18,7 +18,8 @@
 //! * live: [`live`], `basalt scheduler`: watches, the cluster mirror with assumed binds, the
 //!   binder and status writer, the scheduling loop; it never names the offline side;
 //! * [`webhooks`]: `basalt webhook-manager`, Volcano's admission webhooks over HTTPS;
-//! * [`cli`]: the `basalt` command line: parses arguments into plain option structs
+//! * [`vcctl`]: Volcano's command line for Jobs and Queues, behind the `vcctl` binary;
+//! * [`cli`]: the `basalt` and `vcctl` command lines: parses arguments into plain option structs
 //!   ([`live::options`], [`controller::options`]) and calls one of the above.
 //!
 //! The core never sees a Kubernetes type: everything goes through `convert`.
@@ -35,4 +36,5 @@ pub mod plumbing;
 pub mod recorder;
 pub mod replay;
 pub mod sim;
+pub mod vcctl;
 pub mod webhooks;

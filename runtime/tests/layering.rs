@@ -37,6 +37,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("live", &["crd", "convert", "conf_check", "plumbing", "recorder"]),
     // Live: `basalt webhook-manager`, the admission rules over HTTPS.
     ("webhooks", &["crd", "convert", "admission", "plumbing"]),
+    // `vcctl`: Volcano's command line for Jobs, Queues and Commands (what each command does
+    // against the API server and prints).
+    ("vcctl", &["crd", "convert", "plumbing"]),
     // The command line: parses flags, builds options, calls one of the above.
     (
         "cli",
@@ -53,6 +56,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "replay",
             "live",
             "webhooks",
+            "vcctl",
         ],
     ),
 ];

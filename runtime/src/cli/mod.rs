@@ -12,6 +12,7 @@ pub mod recording;
 pub mod replay;
 pub mod scheduler;
 pub mod simulate;
+pub mod vcctl;
 pub mod webhook_manager;
 
 use clap::{Parser, Subcommand};

@@ -66,5 +66,6 @@ mod scheduler;
 mod status_writes;
 mod topology;
 mod user_trips;
+mod vcctl;
 mod volumes;
 mod webhooks;
