@@ -8,6 +8,8 @@ pub mod bench_plot;
 pub mod bench_sweep;
 pub mod controller;
 pub mod log_format;
+#[cfg(test)]
+mod help_text;
 pub mod recording;
 pub mod replay;
 pub mod scheduler;
