@@ -7,9 +7,9 @@ pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
 pub mod controller;
-pub mod log_format;
 #[cfg(test)]
 mod help_text;
+pub mod log_format;
 pub mod recording;
 pub mod replay;
 pub mod scheduler;

@@ -533,9 +533,7 @@ mod tests {
             }))
             .unwrap()
         };
-        let cond = |kind: &str, status: &str, at: &str| {
-            serde_json::json!({"type": kind, "status": status, "reason": "test reason", "message": "test message", "lastTransitionTime": at})
-        };
+        let cond = |kind: &str, status: &str, at: &str| serde_json::json!({"type": kind, "status": status, "reason": "test reason", "message": "test message", "lastTransitionTime": at});
         let want = Some("PodGroup default:job1 unschedulable, reason: test message".to_string());
         assert_eq!(pod_group_pending(&job, &pg(serde_json::json!([]))), None, "no conditions");
         assert_eq!(
