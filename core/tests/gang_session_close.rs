@@ -62,7 +62,8 @@ fn pod(i: usize, t: T) -> PodSpec {
 /// (`min_member`, `phase`) with `tasks`.
 fn cycle(node_cpu: i64, min_member: i32, phase: PodGroupPhase, tasks: &[T]) -> Decisions {
     let mut c = Cluster::new();
-    c.apply(Delta::Node(NodeSpec { name: "n1".into(), allocatable: res(node_cpu, 110), ready: true, ..Default::default() })).unwrap();
+    c.apply(Delta::Node(NodeSpec { name: "n1".into(), allocatable: res(node_cpu, 110), ready: true, ..Default::default() }))
+        .unwrap();
     c.apply(Delta::Queue(QueueSpec { name: "default".into(), weight: 1, reclaimable: true, ..Default::default() })).unwrap();
     c.apply(Delta::PodGroup(PodGroupSpec {
         namespace: "ns".into(),
