@@ -368,24 +368,40 @@ enum Kind {
     HyperNode,
 }
 
+/// `(apiVersion, kind)` of every object Basalt reads; other objects are skipped (counted per
+/// kind in the load report).
+const KINDS: &[(&str, &str, Kind)] = &[
+    ("v1", "Node", Kind::Node),
+    ("v1", "Pod", Kind::Pod),
+    (crd::API_VERSION, "PodGroup", Kind::PodGroup),
+    (crd::API_VERSION, "Queue", Kind::Queue),
+    ("scheduling.k8s.io/v1", "PriorityClass", Kind::PriorityClass),
+    (JOB_API_VERSION, "Job", Kind::Job),
+    // v1beta1 (servers before 1.21) has the same fields the plugin reads.
+    ("policy/v1", "PodDisruptionBudget", Kind::PodDisruptionBudget),
+    ("policy/v1beta1", "PodDisruptionBudget", Kind::PodDisruptionBudget),
+    ("v1", "ResourceQuota", Kind::ResourceQuota),
+    ("v1", "PersistentVolumeClaim", Kind::PersistentVolumeClaim),
+    ("v1", "PersistentVolume", Kind::PersistentVolume),
+    ("storage.k8s.io/v1", "StorageClass", Kind::StorageClass),
+    ("storage.k8s.io/v1", "CSINode", Kind::CsiNode),
+    ("topology.volcano.sh/v1alpha1", "HyperNode", Kind::HyperNode),
+];
+
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
-    Some(match (api_version, kind) {
-        ("v1", "Node") => Kind::Node,
-        ("v1", "Pod") => Kind::Pod,
-        (crd::API_VERSION, "PodGroup") => Kind::PodGroup,
-        (crd::API_VERSION, "Queue") => Kind::Queue,
-        ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
-        (JOB_API_VERSION, "Job") => Kind::Job,
-        // v1beta1 (servers before 1.21) has the same fields the plugin reads.
-        ("policy/v1" | "policy/v1beta1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
-        ("v1", "ResourceQuota") => Kind::ResourceQuota,
-        ("v1", "PersistentVolumeClaim") => Kind::PersistentVolumeClaim,
-        ("v1", "PersistentVolume") => Kind::PersistentVolume,
-        ("storage.k8s.io/v1", "StorageClass") => Kind::StorageClass,
-        ("storage.k8s.io/v1", "CSINode") => Kind::CsiNode,
-        ("topology.volcano.sh/v1alpha1", "HyperNode") => Kind::HyperNode,
-        _ => return None,
-    })
+    KINDS.iter().find(|(v, k, _)| *v == api_version && *k == kind).map(|(_, _, k)| *k)
+}
+
+/// The kinds Basalt reads (`Node`, `Pod`, `PodGroup`, …), each once: what `simulate
+/// --cluster`'s help must list.
+pub fn kind_names() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (_, k, _) in KINDS {
+        if !out.contains(k) {
+            out.push(k);
+        }
+    }
+    out
 }
 
 fn namespaced(kind: &str) -> bool {

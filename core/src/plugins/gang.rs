@@ -149,15 +149,17 @@ plugin_impl! {
                 if s.jobs.task_count(j) == 0 {
                     continue;
                 }
-                // A job whose terminating (Releasing) pods still cover minMember and that waits for
-                // nothing is winding down, not unschedulable.
-                let releasing = s
-                    .jobs
-                    .tasks(j)
-                    .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Releasing && s.tasks.node_of(t).is_some())
-                    .count() as i32;
+                // Volcano master's `shouldSkipUnschedulableForReleasing` (d725ce4db): a job that is
+                // not ready, waits for no Pending or Pipelined task, and whose scheduled tasks
+                // (Running, Bound, Failed, Succeeded) with its Releasing tasks still on a node
+                // cover minAvailable is winding down, not unschedulable: no condition.
+                let releasing = crate::session::releasing_scheduled_num(s, j);
                 let waiting = s.jobs.count(j, TaskStatus::Pending) + s.jobs.count(j, TaskStatus::Pipelined);
-                if !s.jobs.is_ready(j) && waiting == 0 && s.jobs.ready_num(j) + releasing >= s.jobs.min_available[j.ix()] {
+                if !s.jobs.is_ready(j)
+                    && releasing > 0
+                    && waiting == 0
+                    && s.jobs.scheduled_num(j) + releasing >= s.jobs.min_available[j.ix()]
+                {
                     continue;
                 }
                 if !s.jobs.is_ready(j) {

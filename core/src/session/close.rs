@@ -82,23 +82,21 @@ pub fn task_reason(s: &State<'_>, j: JobIdx, t: TaskIdx) -> (String, String) {
     }
 }
 
+/// Volcano `ReleasingScheduledTaskNum` (d725ce4db): tasks of `j` that are `Releasing` (a pod
+/// with a deletionTimestamp) on a node; a Releasing task that never had a node is not counted.
+pub fn releasing_scheduled_num(s: &State<'_>, j: JobIdx) -> i32 {
+    s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Releasing && s.tasks.node[t.ix()] != NONE).count() as i32
+}
+
 /// Volcano `jobStatus`: the phase and counts after the session.
 fn phase_of(s: &State<'_>, j: JobIdx, unschedulable_now: bool) -> PodGroupPhase {
     let running = s.jobs.count(j, TaskStatus::Running);
     if running > 0 && unschedulable_now {
         return PodGroupPhase::Unknown;
     }
-    let mut scheduled = 0;
-    let mut completed = 0;
-    for t in s.jobs.tasks(j) {
-        let st = s.tasks.status[t.ix()];
-        if st.scheduled() || (st == TaskStatus::Releasing && s.tasks.node[t.ix()] != NONE) {
-            scheduled += 1;
-        }
-        if st.completed() {
-            completed += 1;
-        }
-    }
+    // Releasing tasks already on a node still hold their slots (d725ce4db).
+    let scheduled = s.jobs.scheduled_num(j) + releasing_scheduled_num(s, j);
+    let completed = (s.jobs.count(j, TaskStatus::Succeeded) + s.jobs.count(j, TaskStatus::Failed)) as i32;
     if scheduled >= s.jobs.min_available[j.ix()] {
         if scheduled > 0 && completed == scheduled {
             PodGroupPhase::Completed

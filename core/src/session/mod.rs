@@ -17,6 +17,7 @@ pub mod layout;
 pub mod node_view;
 pub mod queues;
 pub use close::job_fit_error as close_job_fit_error;
+pub use close::releasing_scheduled_num;
 pub mod fit;
 pub mod statement;
 pub mod tables;

@@ -273,6 +273,12 @@ impl JobTable<'_> {
             + c[TaskStatus::Succeeded as usize]) as i32
     }
 
+    /// Volcano `ScheduledTaskNum`: Running + Bound + Failed + Succeeded (`ScheduledStatus`;
+    /// `Binding` and `Allocated` tasks are not scheduled yet).
+    pub fn scheduled_num(&self, j: JobIdx) -> i32 {
+        TaskStatus::ALL.iter().filter(|st| st.scheduled()).map(|&st| self.count(j, st) as i32).sum()
+    }
+
     /// Volcano `WaitingTaskNum`: Pipelined.
     pub fn waiting_num(&self, j: JobIdx) -> i32 {
         self.counts[j.ix()][TaskStatus::Pipelined as usize] as i32

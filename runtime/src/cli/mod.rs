@@ -7,6 +7,8 @@ pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
 pub mod controller;
+#[cfg(test)]
+mod help_text;
 pub mod log_format;
 pub mod recording;
 pub mod replay;

@@ -516,4 +516,57 @@ mod tests {
         assert_eq!(go_duration(Duration::from_secs(3723)), "1h2m3s");
         assert_eq!(go_duration(Duration::from_secs(3600)), "1h0m0s");
     }
+
+    /// The cases of Volcano's `TestRecordPodGroupEvent` (job_controller_actions_test.go).
+    #[test]
+    fn pod_group_pending_reports_the_latest_true_condition_unless_scheduled() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "job1", "namespace": "default"}, "spec": {}
+        }))
+        .unwrap();
+        let pg = |conds: serde_json::Value| -> PodGroup {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": "job1-uid", "namespace": "default"},
+                "spec": {}, "status": {"phase": "Running", "conditions": conds}
+            }))
+            .unwrap()
+        };
+        let cond = |kind: &str, status: &str, at: &str| serde_json::json!({"type": kind, "status": status, "reason": "test reason", "message": "test message", "lastTransitionTime": at});
+        let want = Some("PodGroup default:job1 unschedulable, reason: test message".to_string());
+        assert_eq!(pod_group_pending(&job, &pg(serde_json::json!([]))), None, "no conditions");
+        assert_eq!(
+            pod_group_pending(&job, &pg(serde_json::json!([cond("Unschedulable", "True", "2024-07-01T15:04:05Z")]))),
+            want,
+            "Unschedulable"
+        );
+        assert_eq!(
+            pod_group_pending(
+                &job,
+                &pg(serde_json::json!([
+                    cond("Unschedulable", "True", "2024-07-01T15:15:05Z"),
+                    cond("Scheduled", "True", "2024-07-01T15:04:05Z")
+                ]))
+            ),
+            want,
+            "Unschedulable later than Scheduled"
+        );
+        assert_eq!(
+            pod_group_pending(
+                &job,
+                &pg(serde_json::json!([
+                    cond("Unschedulable", "True", "2024-07-01T15:15:05Z"),
+                    cond("Scheduled", "True", "2024-07-01T15:20:05Z")
+                ]))
+            ),
+            None,
+            "Scheduled later than Unschedulable"
+        );
+        assert_eq!(
+            pod_group_pending(&job, &pg(serde_json::json!([cond("Unschedulable", "False", "2024-07-01T15:04:05Z")]))),
+            None,
+            "only True conditions count"
+        );
+    }
 }

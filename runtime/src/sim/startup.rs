@@ -113,6 +113,13 @@ mod tests {
         let pg = c.pod_group_id("ns", "podgroup-ns-bare").expect("PodGroup created");
         assert_eq!(c.pod_group(pg).unwrap().spec.min_member, 1);
         assert_eq!(c.pod(c.pod_id("ns", "bare").unwrap()).unwrap().spec.group.as_deref(), Some("podgroup-ns-bare"));
+        let bare: Vec<&String> = notes.iter().filter(|n| n.contains("Pod ns/bare names no PodGroup")).collect();
+        assert_eq!(bare.len(), 1, "{notes:?}");
+        assert!(
+            bare[0].contains("the live scheduler does not create it") && bare[0].contains("`basalt controller`"),
+            "simulate says that the live scheduler waits for a PodGroup controller: {}",
+            bare[0]
+        );
         assert!(notes.iter().any(|n| n.contains("Pod ns/lost") && n.contains("does not exist")), "{notes:?}");
         assert!(notes.iter().any(|n| n.contains("spec.nodeName") && n.contains("gone")), "{notes:?}");
         assert_eq!(notes.len(), 5, "{notes:?}");

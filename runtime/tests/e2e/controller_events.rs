@@ -10,15 +10,18 @@
 //!   bumps that Event's count; duplicate task names, `minAvailable` above the replicas and a queue
 //!   that does not exist each get a `Warning` `FailedValidation` Event with Volcano's webhook
 //!   message and no PodGroup; a Queue added re-validates the held Job (count 2 on the same Event),
-//!   and once its queue exists the Job goes on (its PodGroup is created). The controller's log
-//!   says it at the default verbosity; the audit log shows none of its requests refused.
+//!   and once its queue exists the Job goes on (its PodGroup is created). A Job whose pods are
+//!   refused in a way a retry might mend (403 from a ResourceQuota) is retried up to
+//!   `--max-requeue-num`, then gets Volcano's `ExecuteAction` "Job failed on action SyncJob for
+//!   retry limit reached" and is terminated. The controller's log says it at the default
+//!   verbosity; the audit log shows none of its requests refused by RBAC.
 
 use crate::{e2e, support};
 
 use basalt_runtime::crd::{Job, PodGroup};
 use basalt_runtime::plumbing::events::{EventRecorder, Involved, WARNING};
 use e2e::process::SchedulerProcess;
-use k8s_openapi::api::core::v1::Event;
+use k8s_openapi::api::core::v1::{Event, ResourceQuota};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use std::time::Duration;
@@ -102,6 +105,20 @@ async fn create_job(client: &Client, ns: &str, yaml: &str) -> support::Result<Jo
     Ok(Api::<Job>::namespaced(client.clone(), ns).create(&PostParams::default(), &job).await?)
 }
 
+/// Sets the phase of Job `job`'s PodGroup in `ns` to `Inqueue`, as a scheduler would (the
+/// controller creates pods only then); the tests that use it run no scheduler.
+async fn admit(client: &Client, ns: &str, job: &str) -> support::Result<()> {
+    let pgs = Api::<PodGroup>::namespaced(client.clone(), ns);
+    let prefix = format!("{job}-");
+    let name = wait_for(&format!("Job {ns}/{job}'s PodGroup"), WAIT, || async {
+        let list = pgs.list(&ListParams::default()).await?;
+        Ok(list.items.iter().filter_map(|g| g.metadata.name.clone()).find(|n| n.starts_with(&prefix)))
+    })
+    .await?;
+    pgs.patch(&name, &PatchParams::default(), &Patch::Merge(&serde_json::json!({"status": {"phase": "Inqueue"}}))).await?;
+    Ok(())
+}
+
 async fn pod_groups(client: &Client, ns: &str) -> support::Result<usize> {
     Ok(Api::<PodGroup>::namespaced(client.clone(), ns).list(&ListParams::default()).await?.items.len())
 }
@@ -121,7 +138,7 @@ async fn the_controller_records_why_a_job_cannot_start() -> support::Result<()> 
         server.dir(),
         "controller",
         &server.controllers_kubeconfig(),
-        &["--leader-elect=false", "--controllers=job-controller"],
+        &["--leader-elect=false", "--controllers=job-controller", "--max-requeue-num=3"],
     )?;
     let log = |c: &SchedulerProcess| c.log_text();
     let ns = fresh_namespace(&admin, "events").await?;
@@ -132,13 +149,7 @@ async fn the_controller_records_why_a_job_cannot_start() -> support::Result<()> 
 
     // Pods are created only once the PodGroup leaves Pending; with no scheduler here, the test
     // admits bad-name's PodGroup itself (Volcano's PodGroup has no status subresource).
-    let pgs = Api::<PodGroup>::namespaced(admin.clone(), &ns);
-    let pg_name = wait_for("Job bad-name's PodGroup", WAIT, || async {
-        let list = pgs.list(&ListParams::default()).await?;
-        Ok(list.items.iter().filter_map(|g| g.metadata.name.clone()).find(|n| n.starts_with("bad-name-")))
-    })
-    .await?;
-    pgs.patch(&pg_name, &PatchParams::default(), &Patch::Merge(&serde_json::json!({"status": {"phase": "Inqueue"}}))).await?;
+    admit(&admin, &ns, "bad-name").await?;
 
     // The API server's refusal, as Volcano records it.
     let ev = one_event(&admin, &ns, "bad-name", "FailedCreate", 1)
@@ -148,6 +159,7 @@ async fn the_controller_records_why_a_job_cannot_start() -> support::Result<()> 
     assert_eq!(ev.type_.as_deref(), Some("Warning"));
     assert!(msg.starts_with("Error creating pods: [failed to create pod bad-name-Worker_1-0"), "{msg}");
     assert!(msg.contains("Invalid value"), "the server's own words: {msg}");
+    assert!(!msg.contains("Status {"), "the server's message, not kube's debug dump of its Status: {msg}");
     assert_eq!(ev.source.as_ref().and_then(|s| s.component.as_deref()), Some("vc-controller-manager"));
     // Not retried in a loop: a few attempts (the Job's create, its status write), then quiet.
     tokio::time::sleep(Duration::from_secs(8)).await;
@@ -196,12 +208,57 @@ async fn the_controller_records_why_a_job_cannot_start() -> support::Result<()> 
     })
     .await?;
 
+    // Pods refused by a ResourceQuota (pods: 0, so every pod create is Forbidden: exceeded
+    // quota): retried up to --max-requeue-num=3, then Volcano's retry-limit event, and the Job
+    // is terminated.
+    let quota_ns = fresh_namespace(&admin, "events-quota").await?;
+    let rq: ResourceQuota =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "no-pods"}, "spec": {"hard": {"pods": "0"}}}))?;
+    let quotas = Api::<ResourceQuota>::namespaced(admin.clone(), &quota_ns);
+    quotas.create(&PostParams::default(), &rq).await?;
+    // The usage the quota controller would compute (a quota without status.hard admits all).
+    let usage = serde_json::json!({"status": {"hard": {"pods": "0"}, "used": {"pods": "0"}}});
+    quotas.patch_status("no-pods", &PatchParams::default(), &Patch::Merge(&usage)).await?;
+    create_job(&admin, &quota_ns, &job_yaml("quota", "", &[("w", 1)])).await?;
+    admit(&admin, &quota_ns, "quota").await?;
+    let limit = "Job failed on action SyncJob for retry limit reached";
+    let ev = wait_for("the retry-limit ExecuteAction Event on Job quota", WAIT, || async {
+        let evs = events_of(&admin, &quota_ns, "Job", "quota", "ExecuteAction").await?;
+        Ok(evs.into_iter().find(|e| e.message.as_deref() == Some(limit)))
+    })
+    .await
+    .map_err(|e| format!("{e}\ncontroller log:\n{}", log(&controller)))?;
+    assert_eq!(ev.type_.as_deref(), Some("Normal"), "Volcano's recordJobEvent: {ev:?}");
+    let created = one_event(&admin, &quota_ns, "quota", "FailedCreate", 1).await?;
+    assert!(created.message.as_deref().unwrap_or_default().contains("forbidden"), "{created:?}");
+    let creates = |server: &TestApiserver| -> support::Result<usize> {
+        Ok(server
+            .audit()?
+            .by_user(CONTROLLER_USER)
+            .events()
+            .iter()
+            .filter(|e| e.verb == "create" && e.resource == "pods" && e.namespace == quota_ns)
+            .count())
+    };
+    wait_for("Job quota terminated", WAIT, || async {
+        let j = Api::<Job>::namespaced(admin.clone(), &quota_ns).get("quota").await?;
+        let phase = j.status.and_then(|s| s.state.phase).unwrap_or_default();
+        Ok(matches!(phase.as_str(), "Terminating" | "Terminated").then_some(()))
+    })
+    .await
+    .map_err(|e| format!("{e}\ncontroller log:\n{}", log(&controller)))?;
+    let tried = creates(&server)?;
+    assert!(tried >= 4, "the first attempt and 3 retries: {tried} pod creates");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(creates(&server)?, tried, "terminated: no more attempts");
+    assert!(log(&controller).contains("retried 3 times"), "logged at the default verbosity:\n{}", log(&controller));
+
     let refused: Vec<String> = server
         .audit()?
         .by_user(CONTROLLER_USER)
         .events()
         .iter()
-        .filter(|e| e.code == 403)
+        .filter(|e| e.code == 403 && !(e.resource == "pods" && e.namespace == quota_ns))
         .map(|e| format!("{} {}", e.verb, e.request_uri))
         .collect();
     assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
