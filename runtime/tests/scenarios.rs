@@ -3,7 +3,9 @@
 //! `perCycle` keys, the HyperNode keys of `scenario_checks/hypernode.rs`, and `simulateArgs`
 //! for extra flags), each run
 //! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
-//! both outputs must be identical and match the case's `expect`.
+//! both outputs must be identical and match the case's `expect`. A key the runner does not
+//! check (at the top, in `expect`, in a `perCycle` or `podGroupCondition` entry) and a case
+//! without `expect` fail the case, so no case passes by checking nothing.
 
 #[path = "scenario_checks/hypernode.rs"]
 mod hypernode_checks;
@@ -178,7 +180,8 @@ fn an_unknown_expect_key_is_rejected() {
 #[test]
 fn a_case_without_expect_or_with_an_unknown_key_is_rejected() {
     let case = |text: &str| -> Vec<String> { case_key_errors(&serde_yaml::from_str(text).unwrap()) };
-    let good = "name: n\norigin: o\ncluster: |\n  ---\ncycles: 2\nsimulateArgs: [--seed, '1']\nexpect: {bindsCount: 0}\nnotes: x\n";
+    let good =
+        "name: n\norigin: o\ncluster: |\n  ---\ncycles: 2\nsimulateArgs: [--seed, '1']\nexpect: {bindsCount: 0}\nnotes: x\n";
     assert!(case(good).is_empty(), "{:?}", case(good));
     let bad = case("name: n\ncluster: ''\nexpects: {bindsCount: 1}\ncycle: 3\n");
     assert_eq!(bad.len(), 3, "{bad:?}");
