@@ -98,11 +98,11 @@ fn case_key_errors(case: &Yaml) -> Vec<String> {
     if !case.get("cluster").is_some_and(|v| v.is_string()) {
         bad.push("cluster: missing or not text".into());
     }
-    if !case.get("expect").and_then(|v| v.as_mapping()).is_some_and(|m| !m.is_empty()) {
+    if case.get("expect").and_then(|v| v.as_mapping()).is_none_or(|m| m.is_empty()) {
         bad.push("expect: missing or empty (the case would check nothing)".into());
     }
     if let Some(c) = case.get("cycles") {
-        if !c.as_u64().is_some_and(|n| n > 0) {
+        if c.as_u64().is_none_or(|n| n == 0) {
             bad.push(format!("cycles: not a positive integer: {c:?}"));
         }
     }

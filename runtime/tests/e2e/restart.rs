@@ -45,7 +45,7 @@ async fn killed_mid_run_and_restarted_binds_each_pod_exactly_once() -> support::
         })
         .await?;
         first.kill();
-        support::Result::Ok(bound_count(&admin, &ns).await?)
+        bound_count(&admin, &ns).await
     };
     let (names, at_kill) = tokio::join!(create, kill_at_some);
     let (names, at_kill) = (names?, at_kill?);
