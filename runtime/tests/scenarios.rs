@@ -3,7 +3,9 @@
 //! `perCycle` keys, the HyperNode keys of `scenario_checks/hypernode.rs`, and `simulateArgs`
 //! for extra flags), each run
 //! through `basalt simulate --output json` twice, on the fast path and with `--plain-scan`:
-//! both outputs must be identical and match the case's `expect`.
+//! both outputs must be identical and match the case's `expect`. A key the runner does not
+//! check (at the top, in `expect`, in a `perCycle` or `podGroupCondition` entry) and a case
+//! without `expect` fail the case, so no case passes by checking nothing.
 
 #[path = "scenario_checks/hypernode.rs"]
 mod hypernode_checks;
@@ -72,8 +74,49 @@ const EXPECT_KEYS: &[&str] = &[
 /// The keys of one `expect.perCycle` entry the runner checks.
 const PER_CYCLE_KEYS: &[&str] = &["binds", "pipelined", "evicted"];
 
+/// The keys of one `expect.podGroupCondition` entry (`type` required).
+const POD_GROUP_CONDITION_KEYS: &[&str] = &["type", "reason", "message"];
+
+/// The top-level keys of a case: the conformance format's (`name`, `origin`, `conf`, `cluster`,
+/// `cycles`, `expect`, `notes`) and Basalt's `simulateArgs`. Any other key is an error: a
+/// misspelt `expect` would leave the case checking nothing, a misspelt `cycles` would run one.
+const CASE_KEYS: &[&str] = &["name", "origin", "conf", "cluster", "cycles", "expect", "notes", "simulateArgs"];
+
+/// The case is a mapping with only [`CASE_KEYS`]; `cluster` is text; `expect` is a non-empty
+/// mapping (a case without one would pass without checking anything); `cycles`, when given, is
+/// a positive integer; `simulateArgs`, when given, a list. One message per problem, naming the
+/// key.
+fn case_key_errors(case: &Yaml) -> Vec<String> {
+    let Some(m) = case.as_mapping() else { return vec![format!("the case is not a mapping: {case:?}")] };
+    let mut bad: Vec<String> = m
+        .keys()
+        .filter_map(|k| {
+            let k = k.as_str().unwrap_or("<not a string>");
+            (!CASE_KEYS.contains(&k)).then(|| format!("unknown key {k:?} (known: {})", CASE_KEYS.join(", ")))
+        })
+        .collect();
+    if !case.get("cluster").is_some_and(|v| v.is_string()) {
+        bad.push("cluster: missing or not text".into());
+    }
+    if case.get("expect").and_then(|v| v.as_mapping()).is_none_or(|m| m.is_empty()) {
+        bad.push("expect: missing or empty (the case would check nothing)".into());
+    }
+    if let Some(c) = case.get("cycles") {
+        if c.as_u64().is_none_or(|n| n == 0) {
+            bad.push(format!("cycles: not a positive integer: {c:?}"));
+        }
+    }
+    if let Some(a) = case.get("simulateArgs") {
+        if !a.is_sequence() {
+            bad.push(format!("simulateArgs: not a list: {a:?}"));
+        }
+    }
+    bad
+}
+
 /// `expect` is a mapping (or absent) with only [`EXPECT_KEYS`], each `perCycle` entry a mapping
-/// with only [`PER_CYCLE_KEYS`]; one message per offending key.
+/// with only [`PER_CYCLE_KEYS`], each `podGroupCondition` entry a mapping with `type` and only
+/// [`POD_GROUP_CONDITION_KEYS`]; one message per offending key.
 fn expect_key_errors(expect: &Yaml) -> Vec<String> {
     let keys_of = |v: &Yaml, allowed: &[&str], what: &str| -> Vec<String> {
         match v {
@@ -99,6 +142,20 @@ fn expect_key_errors(expect: &Yaml) -> Vec<String> {
             None => bad.push(format!("expect.perCycle: not a list: {cycles:?}")),
         }
     }
+    if let Some(conds) = expect.get("podGroupCondition") {
+        match conds.as_mapping() {
+            Some(conds) => {
+                for (pg, c) in conds {
+                    let what = format!("expect.podGroupCondition[{}]", pg.as_str().unwrap_or("<not a string>"));
+                    bad.extend(keys_of(c, POD_GROUP_CONDITION_KEYS, &what));
+                    if !c.get("type").is_some_and(|t| t.is_string()) {
+                        bad.push(format!("{what}: no condition type"));
+                    }
+                }
+            }
+            None => bad.push(format!("expect.podGroupCondition: not a mapping: {conds:?}")),
+        }
+    }
     bad
 }
 
@@ -111,7 +168,29 @@ fn an_unknown_expect_key_is_rejected() {
     assert!(bad[1].starts_with("expect.perCycle[0]: unknown key \"evicts\""), "{bad:?}");
     let good: Yaml = serde_yaml::from_str("bindsCount: 3\nperCycle:\n- {binds: {}, evicted: [p], pipelined: {}}\n").unwrap();
     assert!(expect_key_errors(&good).is_empty());
-    assert!(expect_key_errors(&Yaml::Null).is_empty(), "no expect at all is allowed");
+    assert!(expect_key_errors(&Yaml::Null).is_empty(), "an absent expect is case_key_errors' to report");
+    let cond: Yaml =
+        serde_yaml::from_str("podGroupCondition:\n  ns/a: {type: Unschedulable, mesage: x}\n  ns/b: {reason: R}\n").unwrap();
+    let bad = expect_key_errors(&cond);
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert!(bad[0].starts_with("expect.podGroupCondition[ns/a]: unknown key \"mesage\""), "{bad:?}");
+    assert_eq!(bad[1], "expect.podGroupCondition[ns/b]: no condition type");
+}
+
+#[test]
+fn a_case_without_expect_or_with_an_unknown_key_is_rejected() {
+    let case = |text: &str| -> Vec<String> { case_key_errors(&serde_yaml::from_str(text).unwrap()) };
+    let good =
+        "name: n\norigin: o\ncluster: |\n  ---\ncycles: 2\nsimulateArgs: [--seed, '1']\nexpect: {bindsCount: 0}\nnotes: x\n";
+    assert!(case(good).is_empty(), "{:?}", case(good));
+    let bad = case("name: n\ncluster: ''\nexpects: {bindsCount: 1}\ncycle: 3\n");
+    assert_eq!(bad.len(), 3, "{bad:?}");
+    assert!(bad[0].starts_with("unknown key \"expects\""), "{bad:?}");
+    assert!(bad[1].starts_with("unknown key \"cycle\""), "{bad:?}");
+    assert!(bad[2].starts_with("expect: missing or empty"), "{bad:?}");
+    assert_eq!(case("cluster: ''\nexpect: {}\n"), ["expect: missing or empty (the case would check nothing)"]);
+    assert_eq!(case("expect: {bindsCount: 1}\n"), ["cluster: missing or not text"]);
+    assert_eq!(case("cluster: ''\ncycles: 0\nexpect: {bindsCount: 1}\n"), ["cycles: not a positive integer: Number(0)"]);
 }
 
 /// The case's extra `basalt simulate` flags (Basalt's `simulateArgs` key, a list of strings,
@@ -409,7 +488,8 @@ fn scenario_cases_hold() {
     let mut checked = 0;
     for f in &files {
         let case: Yaml = serde_yaml::from_str(&std::fs::read_to_string(f).unwrap()).expect("case parses");
-        let bad = run_case(f, &case, &tmp);
+        let mut bad = case_key_errors(&case);
+        bad.extend(run_case(f, &case, &tmp));
         checked += 1;
         if !bad.is_empty() {
             failures.push(format!(
@@ -422,4 +502,23 @@ fn scenario_cases_hold() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{} of {checked} scenario cases failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// README.md's "The project's own N scenario cases" is the number of cases here (it once said
+/// 108 when there were 134).
+#[test]
+fn readme_gives_the_number_of_scenario_cases() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    cases(&root.join("tests/scenarios"), &mut files);
+    let readme = std::fs::read_to_string(root.join("../README.md")).expect("README.md");
+    const LEAD: &str = "The project's own ";
+    let at = readme.find(LEAD).expect("README.md says \"The project's own N scenario cases\"");
+    let said: String = readme[at + LEAD.len()..].chars().take_while(|c| c.is_ascii_digit() || *c == ',').collect();
+    assert_eq!(
+        said.replace(',', "").parse::<usize>().ok(),
+        Some(files.len()),
+        "README.md says {LEAD}{said} scenario cases; runtime/tests/scenarios holds {}",
+        files.len()
+    );
 }

@@ -53,6 +53,7 @@ async fn gangs_on_many_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditi
 
     let mport = free_port();
     let listen = format!("--listen-address=127.0.0.1:{mport}");
+    let started = std::time::Instant::now();
     let mut sched = SchedulerProcess::start(
         server.dir(),
         "scheduler",
@@ -69,6 +70,11 @@ async fn gangs_on_many_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditi
     if let Err(e) = all_bound {
         return Err(format!("{e}; scheduler log tail:\n{}", tail(&sched.log_text(), 30)).into());
     }
+    // Printed for docs/live-scheduler.md (a number, not a check: speed is the live bench's).
+    eprintln!(
+        "scale: {total} pods on {node_count} nodes all bound {:.1} s after the scheduler started (listed every 1 s)",
+        started.elapsed().as_secs_f64()
+    );
 
     // Every pod on a node that fits: per node, Σ requests ≤ allocatable.
     let pods = pods(&admin, &ns).await?;
@@ -174,16 +180,31 @@ async fn gangs_on_many_nodes_bind_once_each_and_unfit_gangs_get_volcanos_conditi
             let has = |obj: &str, reason: &str| {
                 evs.iter().any(|e| e.involved_object.name.as_deref() == Some(obj) && e.reason.as_deref() == Some(reason))
             };
-            Ok((has("big-0", "Unschedulable") && has("big-0-0", "FailedScheduling")).then_some(evs))
+            let gang_event = evs.iter().any(|e| {
+                e.involved_object.name.as_deref() == Some("big-0")
+                    && e.reason.as_deref() == Some("Unschedulable")
+                    && e.message.as_deref().is_some_and(|m| m.starts_with("3/3 tasks"))
+            });
+            Ok((gang_event && has("big-0-0", "FailedScheduling")).then_some(evs))
         },
     )
     .await?;
-    let pg_events: Vec<_> = evs
+    // A cycle between the PodGroup's create and its pods' sees it without pods and records
+    // "0/0 tasks in gang unschedulable: …" (as Volcano's session close does for every Pending
+    // PodGroup); CI saw that once. Beside that one, the event with the pods is one Event, its
+    // repeats folded into its count.
+    let (empty, pg_events): (Vec<_>, Vec<_>) = evs
         .iter()
         .filter(|e| e.involved_object.name.as_deref() == Some("big-0") && e.reason.as_deref() == Some("Unschedulable"))
-        .collect();
+        .partition(|e| e.message.as_deref().unwrap_or("").starts_with("0/0 tasks in gang unschedulable"));
+    assert!(empty.len() <= 1, "the podless PodGroup's event, repeats folded: {empty:?}");
     assert_eq!(pg_events.len(), 1, "one Unschedulable event, repeats folded: {pg_events:?}");
     assert_eq!(pg_events[0].type_.as_deref(), Some("Warning"));
+    assert!(
+        pg_events[0].message.as_deref().unwrap_or("").starts_with("3/3 tasks in gang unschedulable"),
+        "{:?}",
+        pg_events[0].message
+    );
     let failed: Vec<_> = evs
         .iter()
         .filter(|e| e.involved_object.name.as_deref() == Some("big-0-0") && e.reason.as_deref() == Some("FailedScheduling"))
