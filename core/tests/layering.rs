@@ -1,12 +1,15 @@
 //! The core's layering (docs/architecture.md, "Core"): every top-level module of `core/src` has
-//! a layer, and no file names (through `crate::`) a module of a higher layer. Reads the sources;
+//! a layer, and no file names (through `crate::`) a module of a higher layer, or one listed after
+//! its own module in the same layer. Reads the sources;
 //! comments and `#[cfg(test)]` modules are left out, as `../shared/tools/module-circles.py`
 //! does.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The layers, lowest first; a module may name modules of its own layer or lower ones.
+/// The layers, lowest first, each with its modules in order: a module may name modules of lower
+/// layers and those listed before it in its own layer, so no two modules can name each other
+/// (no circle, even inside a layer).
 const LAYERS: &[(&str, &[&str])] = &[
     ("base", &["limits", "rng"]),
     ("data", &["resource", "intern"]),
@@ -24,6 +27,13 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, mods)| mods.contains(&module))
+}
+
+/// The module's place in the order of [`LAYERS`] read from the top: layer, then its position in
+/// the layer.
+fn rank_of(module: &str) -> Option<(usize, usize)> {
+    let l = layer_of(module)?;
+    Some((l, LAYERS[l].1.iter().position(|m| *m == module)?))
 }
 
 /// Source text without comments and without a trailing `#[cfg(test)] mod … { … }`.
@@ -143,16 +153,18 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
 fn violations(files: &[(String, String, String)], roots: &BTreeMap<String, String>) -> Vec<String> {
     let mut bad = Vec::new();
     for (shown, module, text) in files {
-        let Some(own) = layer_of(module) else {
+        let Some(own) = rank_of(module) else {
             bad.push(format!("{shown}: module `{module}` has no layer in core/tests/layering.rs LAYERS"));
             continue;
         };
         for (target, import) in named(text, roots) {
-            match layer_of(&target) {
-                Some(l) if l > own => bad.push(format!(
+            match rank_of(&target) {
+                Some(r) if r.0 > own.0 => bad.push(format!(
                     "{shown}: `{import}` names `{target}` (layer {}) from `{module}` (layer {})",
-                    LAYERS[l].0, LAYERS[own].0
+                    LAYERS[r.0].0, LAYERS[own.0].0
                 )),
+                Some(r) if target != *module && r > own => bad
+                    .push(format!("{shown}: `{import}` names `{target}`, listed after `{module}` in layer {}", LAYERS[own.0].0)),
                 _ => {}
             }
         }
@@ -201,6 +213,7 @@ fn an_upward_import_is_reported_with_file_and_import() {
             strip("use crate::cluster::Cluster;\n// use crate::actions::x;\nuse crate::framework::Plugins;\n"),
         ),
         ("core/src/cluster/mod.rs".to_string(), "cluster".to_string(), strip("use crate::{intern::Sym, CycleOptions};\n")),
+        ("core/src/model/mod.rs".to_string(), "model".to_string(), strip("use crate::resource::Dims;\nuse crate::kernels::x;\n")),
         (
             "core/src/actions/mod.rs".to_string(),
             "actions".to_string(),
@@ -208,7 +221,37 @@ fn an_upward_import_is_reported_with_file_and_import() {
         ),
     ];
     let bad = violations(&files, &roots);
-    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert_eq!(bad.len(), 3, "{bad:?}");
     assert!(bad[0].starts_with("core/src/session/mod.rs: `crate::framework::Plugins` names `framework`"), "{}", bad[0]);
     assert!(bad[1].starts_with("core/src/cluster/mod.rs: `crate::{CycleOptions}` names `scheduler`"), "{}", bad[1]);
+    assert_eq!(bad[2], "core/src/model/mod.rs: `crate::kernels::x` names `kernels`, listed after `model` in layer model");
+}
+
+#[test]
+fn no_layer_below_the_plugins_names_a_plugin() {
+    // The cluster copy, the decisions, the session and the framework know plugins only through
+    // the registry: no file of theirs spells a registered plugin's name (outside comments and
+    // tests). The conf parser below them knows Volcano's plugin names as conf vocabulary.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let from = LAYERS.iter().position(|(l, _)| *l == "cluster").expect("a cluster layer");
+    let below = LAYERS.iter().position(|(l, _)| *l == "plugins").expect("a plugins layer");
+    let mut paths = Vec::new();
+    rs_files(&src, &mut paths);
+    let mut bad = Vec::new();
+    let mut read = 0;
+    for p in &paths {
+        let Some(module) = module_of(&src, p) else { continue };
+        if layer_of(&module).is_none_or(|l| l < from || l >= below) {
+            continue;
+        }
+        read += 1;
+        let text = strip(&std::fs::read_to_string(p).expect("read source"));
+        for e in basalt_core::plugins::REGISTRY.entries {
+            if text.contains(&format!("\"{}\"", e.name)) {
+                bad.push(format!("core/src/{}: names plugin \"{}\"", p.strip_prefix(&src).unwrap().display(), e.name));
+            }
+        }
+    }
+    assert!(read > 20, "read the lower layers' sources ({read} files)");
+    assert!(bad.is_empty(), "plugins named below the plugins layer:\n{}", bad.join("\n"));
 }

@@ -82,6 +82,7 @@ static TEST_REGISTRY: Registry = Registry {
         Entry { name: "pdb", build: b_c, args: &[] },
         Entry { name: "cdp", build: b_d, args: &[] },
     ],
+    devices: None,
 };
 
 /// One node with six running pods of one job: task rows 0..6.

@@ -438,26 +438,32 @@ impl<'a> Plugins<'a> {
     /// plugin with an event handler.
     pub fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         s.queue_allocate(t);
+        let mut view = std::mem::take(&mut s.view);
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
-            slot.plugin.on_allocate(s, t);
+            slot.plugin.on_allocate(s, &mut view, t);
         }
+        s.view = view;
     }
 
     /// DeallocateFunc event: the queue table's accounting ([`State::queue_deallocate`]), then
     /// every plugin with an event handler.
     pub fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
         s.queue_deallocate(t);
+        let mut view = std::mem::take(&mut s.view);
         for slot in self.tiers.iter_mut().flatten().filter(|x| x.active & Fn::EventHandler.bit() != 0) {
-            slot.plugin.on_deallocate(s, t);
+            slot.plugin.on_deallocate(s, &mut view, t);
         }
+        s.view = view;
     }
 
     /// OnSessionClose of every plugin, in tier order, reporting [`CyclePhase::PluginClosed`]
-    /// after each.
+    /// after each: each reads the session and writes its results to [`State::notes`].
     pub fn close(&mut self, s: &mut State<'a>, observe: &mut dyn FnMut(CyclePhase)) {
+        let mut notes = std::mem::take(&mut s.notes);
         for slot in self.tiers.iter_mut().flatten() {
-            slot.plugin.on_close(s);
+            slot.plugin.on_close(s, &mut notes);
             observe(CyclePhase::PluginClosed(slot.plugin.name()));
         }
+        s.notes = notes;
     }
 }

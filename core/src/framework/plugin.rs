@@ -4,8 +4,11 @@
 //! the [`Registry`] type a session instantiates plugins from.
 
 use super::k8s;
-use crate::conf::{Flag, PluginOption};
+use crate::conf::{Flag, PluginOption, SchedulerConf};
+use crate::session::devices::DeviceMode;
 use crate::session::fit::Reason;
+use crate::session::node_view::NodeView;
+use crate::session::notes::CloseNotes;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -304,13 +307,15 @@ pub trait Plugin<'a>: Send + Sync {
     ) -> Verdict {
         Verdict::Abstain
     }
-    /// A task was allocated or pipelined (Volcano `AllocateFunc`). `s` is mutable for the
-    /// predicates plugin, which keeps the shared node view ([`State::view`]).
-    fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
-    /// A task was deallocated or evicted (Volcano `DeallocateFunc`).
-    fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {}
-    /// Session close (Volcano `OnSessionClose`).
-    fn on_close(&mut self, s: &mut State<'a>) {}
+    /// A task was allocated or pipelined (Volcano `AllocateFunc`). The session is read-only
+    /// here (the Statement already changed it); `view` is the shared kube node view
+    /// ([`State::view`], out of `s` during the call), which only the predicates plugin changes.
+    fn on_allocate(&mut self, s: &State<'a>, view: &mut NodeView<'a>, t: TaskIdx) {}
+    /// A task was deallocated or evicted (Volcano `DeallocateFunc`); as [`Plugin::on_allocate`].
+    fn on_deallocate(&mut self, s: &State<'a>, view: &mut NodeView<'a>, t: TaskIdx) {}
+    /// Session close (Volcano `OnSessionClose`): the session read-only, the plugin's results
+    /// written to `notes` ([`State::notes`], out of `s` during the call).
+    fn on_close(&mut self, s: &State<'a>, notes: &mut CloseNotes) {}
     /// Task `t`'s identity for the class path ([`crate::select::class_cache`]) beyond its pod's
     /// requests and static constraints: tasks with the same pod constraints and the same key
     /// get the same predicate result and node score from this plugin on every node whose
@@ -343,12 +348,20 @@ pub struct Entry {
 pub struct Registry {
     /// Entries, in any order.
     pub entries: &'static [Entry],
+    /// The GPU share mode the session's device table follows under a conf (the registry's
+    /// deviceshare plugin reads it from its arguments); `None`: no device sharing.
+    pub devices: Option<fn(&SchedulerConf) -> DeviceMode>,
 }
 
 impl Registry {
     /// The entry named `name`.
     pub fn get(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// The GPU share mode of a session opened under `conf` ([`Registry::devices`]).
+    pub fn device_mode(&self, conf: &SchedulerConf) -> DeviceMode {
+        self.devices.map_or(DeviceMode::Off, |f| f(conf))
     }
 
     /// Builds the plugin of `opt`, or `None` when the registry has no such plugin.

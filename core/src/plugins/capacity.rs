@@ -26,6 +26,7 @@ use crate::decision::QueueShare;
 use crate::model::QueueState;
 use crate::resource::ResourceList;
 use crate::resource::PODS;
+use crate::session::notes::CloseNotes;
 use crate::session::queues::QueueAccounts;
 use crate::session::queues::UNLIMITED;
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx};
@@ -258,8 +259,8 @@ plugin_impl! {
         }
         /// Hands the queues' accounting to the decisions (Volcano's capacity records the
         /// `volcano_queue_*` gauges in its session hooks).
-        fn on_close(&mut self, s: &mut State<'a>) {
-            s.queue_shares = self.queue_shares(s);
+        fn on_close(&mut self, s: &State<'a>, notes: &mut CloseNotes) {
+            notes.queue_shares = self.queue_shares(s);
         }
         /// Volcano capacity's QueueOrderFn: `spec.priority` descending, then (with hierarchy) leaf
         /// queues before others and two leaves compared by their ancestors just below the

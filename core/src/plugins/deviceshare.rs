@@ -10,7 +10,8 @@
 //! `ScheduleWeight` (their node score is 0 for GPU share in Volcano too).
 
 use super::k8s::PodCtx;
-use crate::conf::{ArgKind, ArgSpec};
+use crate::conf::{ArgKind, ArgSpec, SchedulerConf};
+use crate::session::devices::DeviceMode;
 use crate::session::fit::Reason;
 use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::State;
@@ -28,6 +29,23 @@ pub const ARGS: &[ArgSpec] = &[
     ArgSpec::new("deviceshare.SchedulePolicy", ArgKind::Str, "\"\"").ignored("vGPU is not implemented"),
     ArgSpec::new("deviceshare.ScheduleWeight", ArgKind::Int, "0").ignored("vGPU is not implemented"),
 ];
+
+/// The GPU share mode a conf asks for ([`crate::plugins::REGISTRY`]'s `devices`, the session's
+/// device table follows it): the first `deviceshare` plugin's flags (Volcano keeps them in
+/// globals). Both flags on is `Off`: Volcano exits with "can not define true in both gpu sharing
+/// and gpu number" (the runtime's conf check reports it).
+pub fn mode(conf: &SchedulerConf) -> DeviceMode {
+    let Some(p) = conf.tiers.iter().flat_map(|t| &t.plugins).find(|p| p.name == NAME) else {
+        return DeviceMode::Off;
+    };
+    let share = p.arguments.bool("deviceshare.GPUSharingEnable").unwrap_or(false);
+    let number = p.arguments.bool("deviceshare.GPUNumberEnable").unwrap_or(false);
+    match (share, number) {
+        (true, false) => DeviceMode::Share,
+        (false, true) => DeviceMode::Number,
+        _ => DeviceMode::Off,
+    }
+}
 
 /// The deviceshare plugin; its state is the session's device table.
 pub struct DeviceShare;

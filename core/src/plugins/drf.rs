@@ -12,6 +12,7 @@
 
 use super::drf_hierarchy::Tree;
 use super::Verdict;
+use crate::session::node_view::NodeView;
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -194,10 +195,10 @@ plugin_impl! {
             }
             Verdict::Decided
         }
-        fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        fn on_allocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             self.change(s, t, 1.0);
         }
-        fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        fn on_deallocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             self.change(s, t, -1.0);
         }
     }

@@ -6,6 +6,7 @@
 
 use super::{EvictionKind, Invalid, Verdict, Vote};
 use crate::model::PodGroupCondition;
+use crate::session::notes::CloseNotes;
 use crate::session::tables::{JobIdx, TaskIdx, TaskStatus, NONE};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -141,7 +142,7 @@ plugin_impl! {
             out.extend_from_slice(candidates);
             Verdict::Decided
         }
-        fn on_close(&mut self, s: &mut State<'a>) {
+        fn on_close(&mut self, s: &State<'a>, notes: &mut CloseNotes) {
             for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
                 // A job without tasks (a PodGroup whose pods are not created yet, e.g. a Volcano
                 // Job the controller holds until its PodGroup is Inqueue) gets no condition:
@@ -173,9 +174,9 @@ plugin_impl! {
                     let unready = s.jobs.min_available[j.ix()] - schedulable;
                     let fit = crate::session::close_job_fit_error(s, j);
                     let msg = format!("{}/{} tasks in gang unschedulable: {}", unready, s.jobs.task_count(j), fit);
-                    s.unready_jobs.push((s.jobs.group[j.ix()], unready.max(0) as u32));
-                    s.job_fit_error[j.ix()] = msg.clone();
-                    s.job_condition[j.ix()] = Some(PodGroupCondition {
+                    notes.unready_jobs.push((s.jobs.group[j.ix()], unready.max(0) as u32));
+                    notes.job_fit_error[j.ix()] = msg.clone();
+                    notes.job_condition[j.ix()] = Some(PodGroupCondition {
                         kind: "Unschedulable".into(),
                         status: "True".into(),
                         transition_id: s.uid.clone(),
@@ -183,7 +184,7 @@ plugin_impl! {
                         message: msg,
                     });
                 } else {
-                    s.job_condition[j.ix()] = Some(PodGroupCondition {
+                    notes.job_condition[j.ix()] = Some(PodGroupCondition {
                         kind: "Scheduled".into(),
                         status: "True".into(),
                         transition_id: s.uid.clone(),

@@ -4,10 +4,12 @@
 //! ([`crate::framework`]), re-exported here.
 //!
 //! A plugin implements [`Plugin`] through [`plugin_impl!`]: the functions it registers
-//! ([`Plugin::fns`]) are derived from the trait methods written in its impl block, never listed
-//! by hand, and the session calls only those, and only when the plugin's enable flag for that
-//! function is on (volcano-behaviour.md §1.2, §1.5). [`Registry`] names the plugins that can be
-//! built; the session is opened with one ([`crate::framework::Session::open`]).
+//! ([`Plugin::fns`]) are its declared capability set, a constant `FNS` beside it, which
+//! `core/tests/plugin_fns.rs` holds equal to the trait methods its impl block writes; the session
+//! calls only those, and only when the plugin's enable flag for that function is on
+//! (volcano-behaviour.md §1.2, §1.5). [`Registry`] names the plugins that can be built (and
+//! where the session's GPU share mode comes from); the session is opened with one
+//! ([`crate::framework::Session::open`]).
 
 /// Implements [`Plugin`] for a plugin type from the trait methods written in the block:
 /// [`Plugin::fns`] is the type's declared `FNS` constant, [`Plugin::implemented_fns`] the set
@@ -141,4 +143,5 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "resourcequota", build: b_resourcequota, args: &[] },
         Entry { name: deviceshare::NAME, build: b_deviceshare, args: deviceshare::ARGS },
     ],
+    devices: Some(deviceshare::mode),
 };

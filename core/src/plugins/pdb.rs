@@ -28,6 +28,7 @@
 
 use super::Verdict;
 use crate::model::{IntOrPercent, LabelSelector, Labels, PodDisruptionBudgetSpec, PodPhase, PodSpec, SelectorOp};
+use crate::session::node_view::NodeView;
 use crate::session::tables::{TaskIdx, TaskStatus};
 use crate::session::State;
 
@@ -161,7 +162,7 @@ plugin_impl! {
         fn victim_tasks(&self, s: &State<'a>, candidates: &[TaskIdx], out: &mut Vec<TaskIdx>) {
             self.filter(s, candidates, out);
         }
-        fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        fn on_deallocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             // An eviction (the task is Releasing now); deallocating a pipelined or allocated
             // task changes no budget.
             if self.budgets.is_empty() || s.tasks.status[t.ix()] != TaskStatus::Releasing || self.counted.contains(&t) {
@@ -170,7 +171,7 @@ plugin_impl! {
             self.counted.push(t);
             self.spend(s, t, -1);
         }
-        fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        fn on_allocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             // An undone eviction (Statement discard) gives the disruption back.
             if s.tasks.status[t.ix()] == TaskStatus::Releasing {
                 return;

@@ -14,6 +14,8 @@ use crate::intern::Sym;
 use crate::model::TaintEffect;
 use crate::resource::PODS;
 use crate::session::fit::Reason;
+use crate::session::node_view::NodeView;
+use crate::session::notes::CloseNotes;
 use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::volumes::Volumes;
 use crate::session::State;
@@ -185,24 +187,24 @@ plugin_impl! {
         /// Volcano's predicates `AllocateFunc`: the pod joins the shared node view
         /// ([`crate::session::node_view`]).
         /// It also reserves the pod's volumes (kube `Reserve`: assumed PVs, counted attachments).
-        fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
-            s.view_add(t);
+        fn on_allocate(&mut self, s: &State<'a>, view: &mut NodeView<'a>, t: TaskIdx) {
+            view.add_task(s, t);
             if let Some(v) = &mut self.volumes {
                 v.on_allocate(s, t);
             }
         }
         /// Volcano's predicates `DeallocateFunc`: the pod leaves the node view and releases
         /// what it reserved (kube `Unreserve`).
-        fn on_deallocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
-            s.view_remove(t);
+        fn on_deallocate(&mut self, s: &State<'a>, view: &mut NodeView<'a>, t: TaskIdx) {
+            view.remove_task(s, t);
             if let Some(v) = &mut self.volumes {
                 v.on_deallocate(t);
             }
         }
         /// The volume bindings of the committed binds become part of the decisions.
-        fn on_close(&mut self, s: &mut State<'a>) {
+        fn on_close(&mut self, s: &State<'a>, notes: &mut CloseNotes) {
             if let Some(v) = &self.volumes {
-                s.volume_bindings = v.bindings(s);
+                notes.volume_bindings = v.bindings(s);
             }
         }
         /// Pods whose volumes depend on this cycle's placements take the plain scan; pods with

@@ -8,6 +8,7 @@ use super::{Verdict, Vote};
 use crate::decision::QueueShare;
 use crate::model::QueueState;
 use crate::resource::ResourceList;
+use crate::session::notes::CloseNotes;
 use crate::session::queues::{QueueAccounts, UNLIMITED};
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx};
 use crate::session::State;
@@ -226,8 +227,8 @@ plugin_impl! {
         }
         /// Hands the queues' accounting to the decisions (Volcano's proportion sets the
         /// `volcano_queue_*` gauges here).
-        fn on_close(&mut self, s: &mut State<'a>) {
-            s.queue_shares = self.queue_shares(s);
+        fn on_close(&mut self, s: &State<'a>, notes: &mut CloseNotes) {
+            notes.queue_shares = self.queue_shares(s);
         }
     }
 }

@@ -46,6 +46,7 @@
 
 use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::resource::{CPU, MEMORY};
+use crate::session::notes::CloseNotes;
 use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::State;
 
@@ -233,10 +234,10 @@ plugin_impl! {
                 low_node_utilization(s, c, candidates, out);
             }
         }
-        fn on_close(&mut self, s: &mut State<'a>) {
+        fn on_close(&mut self, s: &State<'a>, notes: &mut CloseNotes) {
             // Volcano records the run at open; the session's one "now" makes close the same.
             if self.due && s.now_ms > 0 {
-                s.rescheduled_ms = Some(s.now_ms);
+                notes.rescheduled_ms = Some(s.now_ms);
             }
         }
     }

@@ -38,6 +38,8 @@ use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::decision::Event;
 use crate::intern::Sym;
 use crate::resource::MEMORY;
+use crate::session::node_view::NodeView;
+use crate::session::notes::CloseNotes;
 use crate::session::tables::{JobIdx, NodeIdx, TaskIdx, TaskStatus, NONE};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -415,7 +417,7 @@ plugin_impl! {
         fn node_order(&self, s: &State<'a>, _ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> f64 {
             self.score(s, t, n)
         }
-        fn on_allocate(&mut self, s: &mut State<'a>, t: TaskIdx) {
+        fn on_allocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             let j = s.tasks.job[t.ix()];
             let Some(&mi) = self.job_manager.get(j as usize) else { return };
             let Some(n) = s.tasks.node_of(t) else { return };
@@ -449,8 +451,8 @@ plugin_impl! {
                 }
             }
         }
-        fn on_close(&mut self, s: &mut State<'a>) {
-            s.events.append(&mut self.invalid);
+        fn on_close(&mut self, _s: &State<'a>, notes: &mut CloseNotes) {
+            notes.events.append(&mut self.invalid);
         }
         fn class_key(&self, s: &State<'a>, t: TaskIdx) -> Option<u64> {
             // A bucketed task's score changes as its bucket's tasks are placed.

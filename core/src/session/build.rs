@@ -31,6 +31,7 @@ pub(super) fn build<'a>(
     kept: Option<&'a Layout>,
     conf: &'a SchedulerConf,
     opts: &CycleOptions,
+    devices: super::devices::DeviceMode,
 ) -> State<'a> {
     // A read-only column: borrowed from the kept layout, else copied into the arena.
     fn col<'a, T: Copy>(arena: &'a Bump, kept: Option<&'a [T]>, v: &[T]) -> &'a [T] {
@@ -115,8 +116,6 @@ pub(super) fn build<'a>(
         queues,
         total: col(arena, kept.map(|k| &k.total[..]), &l.total),
         fit_errors: vec![Vec::new(); nj],
-        job_fit_error: vec![String::new(); nj],
-        job_condition: vec![None; nj],
         uid: format!("basalt-session-{}", opts.cycle),
         now_ms: opts.now_ms,
         rng: SeededRng::new(opts.seed),
@@ -124,17 +123,14 @@ pub(super) fn build<'a>(
         binds: Vec::new(),
         evictions: Vec::new(),
         events: Vec::new(),
-        queue_shares: Vec::new(),
         preemption: Default::default(),
-        rescheduled_ms: None,
-        unready_jobs: Vec::new(),
         affinity_tasks: col(arena, kept.map(|k| &k.affinity_tasks[..]), &l.affinity_tasks),
         affinity_index: None,
         report_order: col(arena, kept.map(|k| &k.report_order[..]), &l.report_order),
         node_changes: Vec::new(),
         view: Default::default(),
-        volume_bindings: Vec::new(),
         devices: Default::default(),
+        notes: super::notes::CloseNotes::new(nj),
     };
     if !l.affinity_tasks.is_empty() && conf.options.class_cache {
         state.affinity_index =
@@ -147,7 +143,7 @@ pub(super) fn build<'a>(
         }
     }
     state.node_changes.clear();
-    state.devices = super::devices::DeviceTable::build(arena, &state);
+    state.devices = super::devices::DeviceTable::build(arena, &state, devices);
     state.queues.acct = super::queues::build(arena, &state);
     state
 }

@@ -76,9 +76,9 @@ pub fn task_reason(s: &State<'_>, j: JobIdx, t: TaskIdx) -> (String, String) {
         ),
         TaskStatus::Pending => match s.fit_errors_of(j, t) {
             Some(fe) => ("Unschedulable".into(), fe.message(s.cluster)),
-            None => ("Unschedulable".into(), s.job_fit_error[j.ix()].clone()),
+            None => ("Unschedulable".into(), gang_message(s, j)),
         },
-        other => (other.as_str().into(), s.job_fit_error[j.ix()].clone()),
+        other => (other.as_str().into(), gang_message(s, j)),
     }
 }
 
@@ -86,6 +86,13 @@ pub fn task_reason(s: &State<'_>, j: JobIdx, t: TaskIdx) -> (String, String) {
 /// with a deletionTimestamp) on a node; a Releasing task that never had a node is not counted.
 pub fn releasing_scheduled_num(s: &State<'_>, j: JobIdx) -> i32 {
     s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Releasing && s.tasks.node[t.ix()] != NONE).count() as i32
+}
+
+/// The gang's not-ready message of `j` ([`super::notes::CloseNotes::job_fit_error`]); empty
+/// while the plugins close (the notes are theirs then, and the gang's close reads only the
+/// reasons, [`job_fit_error`]).
+fn gang_message(s: &State<'_>, j: JobIdx) -> String {
+    s.notes.job_fit_error.get(j.ix()).cloned().unwrap_or_default()
 }
 
 /// Volcano `jobStatus`: the phase and counts after the session.
@@ -138,12 +145,12 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
             .collect(),
         evictions: s.evictions.iter().map(|(t, r)| Eviction { pod: s.tasks.pod[t.ix()], reason: r.clone() }).collect(),
         skipped: s.skipped.clone(),
-        queue_shares: s.queue_shares.clone(),
-        unready_jobs: s.unready_jobs.clone(),
-        events: s.events.clone(),
+        queue_shares: s.notes.queue_shares.clone(),
+        unready_jobs: s.notes.unready_jobs.clone(),
+        events: s.events.iter().chain(&s.notes.events).cloned().collect(),
         preemption: s.preemption.clone(),
-        rescheduled_ms: s.rescheduled_ms,
-        volume_bindings: s.volume_bindings.clone(),
+        rescheduled_ms: s.notes.rescheduled_ms,
+        volume_bindings: s.notes.volume_bindings.clone(),
         ..Default::default()
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
@@ -157,7 +164,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
     }
     for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
         let rec = s.jobs.rec[j.ix()];
-        let cond = s.job_condition[j.ix()].as_ref();
+        let cond = s.notes.job_condition[j.ix()].as_ref();
         let unschedulable_now = cond.is_some_and(|c| c.kind == "Unschedulable" && c.status == "True");
         let phase = phase_of(s, j, unschedulable_now);
         let mut conditions = rec.spec.conditions.clone();

@@ -6,21 +6,22 @@
 //! cards, evict and unpipeline free them, discard undoes each exactly), so preempt and a
 //! discarded gang leave no card booked.
 //!
-//! The mode comes from the conf: `deviceshare` with `deviceshare.GPUSharingEnable` (cards by
-//! memory) or `deviceshare.GPUNumberEnable` (whole cards); with neither, or both (Volcano
-//! refuses to start then), the table is empty and nothing here has any effect.
+//! The mode is the deviceshare plugin's (`deviceshare.GPUSharingEnable`: cards by memory,
+//! `deviceshare.GPUNumberEnable`: whole cards), read from the conf by the plugin
+//! ([`crate::plugins::deviceshare::mode`]) and handed to [`State::open`] by the framework
+//! through the registry; this layer names no plugin. With [`DeviceMode::Off`] the table is empty
+//! and nothing here has any effect.
 
 use super::fit::Reason;
 use super::tables::*;
 use super::State;
-use crate::conf::SchedulerConf;
 use crate::limits::MAX_GPU_CARDS;
 use bumpalo::Bump;
 
 /// Which GPU share rule the session follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DeviceMode {
-    /// No device sharing (no `deviceshare` plugin, or neither flag).
+    /// No device sharing (no `deviceshare` plugin, neither flag, or both).
     #[default]
     Off,
     /// `deviceshare.GPUSharingEnable`: a pod asking `volcano.sh/gpu-memory` takes memory of one
@@ -29,24 +30,6 @@ pub enum DeviceMode {
     /// `deviceshare.GPUNumberEnable`: a pod asking `volcano.sh/gpu-number` takes whole idle
     /// cards, the first ones by id.
     Number,
-}
-
-impl DeviceMode {
-    /// The mode a conf asks for: the first `deviceshare` plugin's flags (Volcano keeps them in
-    /// globals). Both flags on is `Off`: Volcano exits with "can not define true in both gpu
-    /// sharing and gpu number" (the runtime's conf check reports it).
-    pub fn of(conf: &SchedulerConf) -> DeviceMode {
-        let Some(p) = conf.tiers.iter().flat_map(|t| &t.plugins).find(|p| p.name == "deviceshare") else {
-            return DeviceMode::Off;
-        };
-        let share = p.arguments.bool("deviceshare.GPUSharingEnable").unwrap_or(false);
-        let number = p.arguments.bool("deviceshare.GPUNumberEnable").unwrap_or(false);
-        match (share, number) {
-            (true, false) => DeviceMode::Share,
-            (false, true) => DeviceMode::Number,
-            _ => DeviceMode::Off,
-        }
-    }
 }
 
 /// GPU share cards of a session, struct-of-arrays in the session arena. Empty (every slice)
@@ -75,11 +58,11 @@ pub struct DeviceTable<'a> {
 }
 
 impl<'a> DeviceTable<'a> {
-    /// Builds the table for `s`, whose tasks are already on their nodes: each task on a node
-    /// that asks for GPU memory or cards holds the healthy cards its `volcano.sh/gpu-index`
-    /// names (ids that name no card are ignored, as Volcano's `AddResource` does).
-    pub fn build(arena: &'a Bump, s: &State<'a>) -> DeviceTable<'a> {
-        let mode = DeviceMode::of(s.conf);
+    /// Builds the table for `s` under `mode`, the tasks of `s` already on their nodes: each
+    /// task on a node that asks for GPU memory or cards holds the healthy cards its
+    /// `volcano.sh/gpu-index` names (ids that name no card are ignored, as Volcano's
+    /// `AddResource` does).
+    pub fn build(arena: &'a Bump, s: &State<'a>, mode: DeviceMode) -> DeviceTable<'a> {
         if mode == DeviceMode::Off {
             return DeviceTable::default();
         }

@@ -15,6 +15,7 @@ pub mod devices;
 mod kept_layout;
 pub mod layout;
 pub mod node_view;
+pub mod notes;
 pub mod queues;
 pub use close::job_fit_error as close_job_fit_error;
 pub use close::releasing_scheduled_num;
@@ -27,7 +28,7 @@ pub mod volumes;
 use crate::cluster::Cluster;
 use crate::conf::{SchedulerConf, SchedulerOptions};
 use crate::decision::Decisions;
-use crate::model::{PodGroupCondition, PodGroupPhase};
+use crate::model::PodGroupPhase;
 use crate::rng::SeededRng;
 use bumpalo::Bump;
 pub use cycle::{CycleOptions, CyclePhase};
@@ -35,7 +36,9 @@ use fit::FitErrors;
 use tables::*;
 
 /// Everything a session knows except its plugins: the tables and per-job scheduling notes.
-/// Plugins read it; actions change it through the [`Session`] operations.
+/// Plugins read it (their event handlers and close get `&State`, with the kube node view and the
+/// [`notes::CloseNotes`] as the only parts they write); actions change tasks and nodes through a
+/// [`statement::Statement`]: the task and node mutators are private to this module.
 pub struct State<'a> {
     /// The cluster copy the session was built from (names, records).
     pub cluster: &'a Cluster,
@@ -55,10 +58,6 @@ pub struct State<'a> {
     pub total: &'a [i64],
     /// Per job: fit errors of its tasks (Volcano `NodesFitErrors`), in insertion order.
     pub fit_errors: Vec<Vec<(TaskIdx, FitErrors)>>,
-    /// Per job: the gang's not-ready message (Volcano `JobFitErrors`), set at close.
-    pub job_fit_error: Vec<String>,
-    /// Per job: the condition written this session (gang close, job validation).
-    pub job_condition: Vec<Option<PodGroupCondition>>,
     /// Session id written as `transitionID`.
     pub uid: String,
     /// The cycle's "now" ([`CycleOptions::now_ms`]): ms since the Unix epoch, 0 = unknown (time-based
@@ -74,15 +73,8 @@ pub struct State<'a> {
     pub evictions: Vec<(TaskIdx, String)>,
     /// Events recorded (PodGroup, kind, reason, message).
     pub events: Vec<crate::decision::Event>,
-    /// Jobs the `gang` plugin found not ready at close, with minAvailable − schedulable tasks.
-    pub unready_jobs: Vec<(crate::cluster::PodGroupId, u32)>,
-    /// Queue fair-share accounting, set by the `proportion` plugin at close.
-    pub queue_shares: Vec<crate::decision::QueueShare>,
     /// The eviction actions' counters for Volcano's preemption metrics.
     pub preemption: crate::decision::PreemptionStats,
-    /// Set by the `rescheduling` plugin's close when its strategies ran this session
-    /// ([`Decisions::rescheduled_ms`]).
-    pub rescheduled_ms: Option<i64>,
     /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
     pub affinity_tasks: &'a [TaskIdx],
     /// Label and term indexes for inter-pod affinity (present when `affinity_tasks` is not
@@ -95,11 +87,10 @@ pub struct State<'a> {
     /// The kube-scheduler plugins' node view (pods, non-zero and plain requests per node),
     /// changed in the session only by the predicates plugin's event handler.
     pub view: node_view::NodeView<'a>,
-    /// What must happen before the committed binds' Bindings (claims the predicates plugin's
-    /// volume binder assumed), set at its close ([`Decisions::volume_bindings`]).
-    pub volume_bindings: Vec<crate::model::VolumeBinding>,
     /// GPU share cards ([`devices`]), changed only by the Statement.
     pub devices: devices::DeviceTable<'a>,
+    /// What the plugins wrote at close ([`notes::CloseNotes`]).
+    pub notes: notes::CloseNotes,
 }
 
 impl<'a> State<'a> {
@@ -166,7 +157,7 @@ impl<'a> State<'a> {
     }
 
     /// Changes a task's status, keeping the job's counts (Volcano `UpdateTaskStatus`).
-    pub fn set_status(&mut self, t: TaskIdx, s: TaskStatus) {
+    pub(in crate::session) fn set_status(&mut self, t: TaskIdx, s: TaskStatus) {
         let old = self.tasks.status[t.ix()];
         if old == s {
             return;
@@ -220,7 +211,7 @@ impl<'a> State<'a> {
 
     /// Puts task `t` on node `n` with its current status (Volcano `NodeInfo.AddTask`): its
     /// request counts by [`State::account`]'s rule and it becomes the node's first task.
-    pub fn node_add_task(&mut self, t: TaskIdx, n: NodeIdx) {
+    pub(in crate::session) fn node_add_task(&mut self, t: TaskIdx, n: NodeIdx) {
         self.account(t, n, self.tasks.status[t.ix()], 1);
         self.tasks.node[t.ix()] = n.0;
         let head = self.nodes.head[n.ix()];
@@ -234,7 +225,7 @@ impl<'a> State<'a> {
 
     /// [`State::node_add_task`], but placing `t` just before task row `next` in the node's task
     /// list (at the end when `next` is [`NONE`]): how undoing a removal restores the list.
-    pub fn node_insert_task(&mut self, t: TaskIdx, n: NodeIdx, next: u32) {
+    pub(in crate::session) fn node_insert_task(&mut self, t: TaskIdx, n: NodeIdx, next: u32) {
         if next == NONE && self.nodes.head[n.ix()] == NONE || next == self.nodes.head[n.ix()] {
             self.node_add_task(t, n);
             return;
@@ -260,7 +251,7 @@ impl<'a> State<'a> {
     }
 
     /// Takes task `t` off its node, undoing [`State::node_add_task`] for its current status.
-    pub fn node_remove_task(&mut self, t: TaskIdx) {
+    pub(in crate::session) fn node_remove_task(&mut self, t: TaskIdx) {
         let Some(n) = self.tasks.node_of(t) else {
             return;
         };
@@ -282,7 +273,7 @@ impl<'a> State<'a> {
     /// Changes the status of task `t`, which is on a node, and its accounting there (Volcano
     /// `UpdateTaskStatus` + `NodeInfo.UpdateTask`), keeping its place in the node's task list, so
     /// changing it back restores the node exactly.
-    pub fn node_update_status(&mut self, t: TaskIdx, s: TaskStatus) {
+    pub(in crate::session) fn node_update_status(&mut self, t: TaskIdx, s: TaskStatus) {
         let Some(n) = self.tasks.node_of(t) else {
             self.set_status(t, s);
             return;
@@ -325,12 +316,20 @@ impl<'a> State<'a> {
 impl<'a> State<'a> {
     /// Builds a session's tables in `arena` from `cluster` (Volcano `OpenSession` before the
     /// plugins open), from the layout the cluster keeps when it is current
-    /// ([`Cluster::prepared`]), else from a fresh one.
-    pub fn open(arena: &'a Bump, cluster: &'a Cluster, conf: &'a SchedulerConf, opts: &CycleOptions) -> Self {
+    /// ([`Cluster::prepared`]), else from a fresh one; the GPU cards follow `devices` (the mode
+    /// the registry's deviceshare plugin reads from the conf, [`devices::DeviceMode::Off`]
+    /// without it).
+    pub fn open(
+        arena: &'a Bump,
+        cluster: &'a Cluster,
+        conf: &'a SchedulerConf,
+        opts: &CycleOptions,
+        devices: devices::DeviceMode,
+    ) -> Self {
         let dq = conf.options.default_queue.as_str();
         let mut state = match cluster.prepared(dq) {
-            Some(l) => build::build(arena, cluster, l, Some(l), conf, opts),
-            None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), None, conf, opts),
+            Some(l) => build::build(arena, cluster, l, Some(l), conf, opts, devices),
+            None => build::build(arena, cluster, &layout::Layout::new(cluster, dq), None, conf, opts, devices),
         };
         state.view = node_view::NodeView::start(arena, &state);
         state

@@ -60,6 +60,20 @@ impl<'a> NodeView<'a> {
         self.node[t.ix()] != NONE
     }
 
+    /// The predicates plugin's `AllocateFunc` on the view (kube `NodeInfo.AddPod`): counts `t`
+    /// on its current node in `s` (no-op without one, or when it is already counted).
+    pub fn add_task(&mut self, s: &State<'_>, t: TaskIdx) {
+        if let Some(n) = s.tasks.node_of(t) {
+            self.add(s, t, n);
+        }
+    }
+
+    /// The predicates plugin's `DeallocateFunc` on the view (kube `NodeInfo.RemovePod`): stops
+    /// counting `t` (no-op when it is not counted).
+    pub fn remove_task(&mut self, s: &State<'_>, t: TaskIdx) {
+        self.remove(s, t);
+    }
+
     /// Counts `t` on node `n` (no-op when it is already counted).
     fn add(&mut self, s: &State<'_>, t: TaskIdx, n: NodeIdx) {
         if self.has(t) {
@@ -96,21 +110,6 @@ impl<'a> NodeView<'a> {
 }
 
 impl State<'_> {
-    /// The predicates plugin's `AllocateFunc` on the view: counts `t` on its current node.
-    pub fn view_add(&mut self, t: TaskIdx) {
-        let Some(n) = self.tasks.node_of(t) else { return };
-        let mut v = std::mem::take(&mut self.view);
-        v.add(self, t, n);
-        self.view = v;
-    }
-
-    /// The predicates plugin's `DeallocateFunc` on the view: stops counting `t`.
-    pub fn view_remove(&mut self, t: TaskIdx) {
-        let mut v = std::mem::take(&mut self.view);
-        v.remove(self, t);
-        self.view = v;
-    }
-
     /// Whether `t` counts as an existing pod for inter-pod affinity, anti-affinity and host
     /// ports: it is in the view (Releasing pods of the session's start included).
     #[inline]
