@@ -4,6 +4,10 @@
 //!
 //! Used by the `/cronjobs/validate` admission rule (`admission::cronjobs`); a CronJob
 //! controller computes its fire times from the same [`Schedule`].
+//!
+//! Written here rather than taken from a cron crate: the crates on crates.io accept more than
+//! robfig's standard parser (seconds fields, `L`, `W`, `#`, day-of-week 7) or combine the two day
+//! fields differently, and a CronJob Volcano refuses must be refused here too.
 
 use super::duration::parse_go_duration;
 use std::time::Duration;
