@@ -2,8 +2,8 @@
 //! `minute hour day-of-month month day-of-week`, or a descriptor such as `@daily` or
 //! `@every 1h30m`), and the IANA time-zone names Go's `time.LoadLocation` accepts.
 //!
-//! Used by the `/cronjobs/validate` admission rule (`admission::cronjobs`); a CronJob
-//! controller computes its fire times from the same [`Schedule`].
+//! Used by the `/cronjobs/validate` admission rule (`admission::cronjobs`); the CronJob
+//! controller (not built yet) is meant to match its fire times with [`Schedule::matches`].
 //!
 //! Written here rather than taken from a cron crate: the crates on crates.io accept more than
 //! robfig's standard parser (seconds fields, `L`, `W`, `#`, day-of-week 7) or combine the two day
