@@ -12,8 +12,9 @@
 //!   create or update (the svc plugin's hosts ConfigMap).
 //!
 //! The plugins here are pure: they return what to create or delete and [`apply`] carries it
-//! out against the API. Plugins: [`env`], [`svc`], [`ssh`], [`pytorch`], [`mpi`]. As Volcano's
-//! `jobs/mutate` webhook does, `pytorch`, `mpi` and `tensorflow` bring `svc` with them and
+//! out against the API. Plugins: [`env`], [`svc`], [`ssh`], [`pytorch`], [`mpi`],
+//! [`tensorflow`], [`ray`], [`hcclrank`]. As Volcano's `jobs/mutate` webhook does, `pytorch`,
+//! `mpi`, `tensorflow` and `ray` bring `svc` with them and
 //! `mpi` brings `ssh` ([`with_dependencies`]). Plugins run in name order (Volcano iterates a Go
 //! map, in no fixed order).
 //!
@@ -25,11 +26,14 @@
 pub mod apply;
 pub mod env;
 pub mod flags;
+pub mod hcclrank;
 pub mod mpi;
 pub mod pytorch;
+pub mod ray;
 pub mod rsa_key;
 pub mod ssh;
 pub mod svc;
+pub mod tensorflow;
 
 use super::build::job_key;
 use super::defaults::task_name;
@@ -40,7 +44,7 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use std::collections::BTreeMap;
 
 /// The plugins Basalt implements, by Volcano name.
-pub const KNOWN: [&str; 5] = ["env", "mpi", "pytorch", "ssh", "svc"];
+pub const KNOWN: [&str; 8] = ["env", "hcclrank", "mpi", "pytorch", "ray", "ssh", "svc", "tensorflow"];
 
 /// An object a plugin wants created, and how.
 // A handful per job, built once: boxing the larger variants would buy nothing.
@@ -88,6 +92,12 @@ pub trait JobPlugin: Send + Sync {
     /// before it is created.
     fn on_pod_create(&self, pod: &mut Pod, job: &Job);
 
+    /// Whether `OnJobAdd` marks `status.controlledResources["plugin-<name>"]` (and `OnJobDelete`
+    /// runs only when marked). True for every plugin but `hcclrank`, as in Volcano.
+    fn marks_controlled(&self) -> bool {
+        true
+    }
+
     /// `OnJobAdd`: the objects to create for `job`. The default is none (the plugin only marks
     /// `controlledResources`).
     ///
@@ -107,11 +117,11 @@ pub trait JobPlugin: Send + Sync {
     }
 }
 
-/// `spec.plugins` with the plugins Volcano's webhook adds: `svc` for `pytorch`, `mpi` and
-/// `tensorflow`; `ssh` for `mpi` (each with no arguments, unless named already).
+/// `spec.plugins` with the plugins Volcano's webhook adds: `svc` for `pytorch`, `mpi`,
+/// `tensorflow` and `ray`; `ssh` for `mpi` (each with no arguments, unless named already).
 pub fn with_dependencies(plugins: &BTreeMap<String, Vec<String>>) -> BTreeMap<String, Vec<String>> {
     let mut out = plugins.clone();
-    if ["pytorch", "mpi", "tensorflow"].iter().any(|p| plugins.contains_key(*p)) {
+    if ["pytorch", "mpi", "tensorflow", "ray"].iter().any(|p| plugins.contains_key(*p)) {
         out.entry("svc".into()).or_default();
     }
     if plugins.contains_key("mpi") {
@@ -142,6 +152,18 @@ pub fn build(name: &str, args: &[String], job: &Job) -> Option<(Box<dyn JobPlugi
         }
         "mpi" => {
             let (p, w) = mpi::Mpi::new(args, job);
+            (Box::new(p), w)
+        }
+        "tensorflow" => {
+            let (p, w) = tensorflow::Tensorflow::new(args);
+            (Box::new(p), w)
+        }
+        "ray" => {
+            let (p, w) = ray::Ray::new(args, job);
+            (Box::new(p), w)
+        }
+        "hcclrank" => {
+            let (p, w) = hcclrank::HcclRank::new(args);
             (Box::new(p), w)
         }
         _ => return None,
@@ -310,6 +332,9 @@ pub(crate) mod tests {
         assert_eq!(keys(with_dependencies(&p(&["env"]))), ["env"]);
         assert_eq!(keys(with_dependencies(&p(&["pytorch"]))), ["pytorch", "svc"]);
         assert_eq!(keys(with_dependencies(&p(&["mpi"]))), ["mpi", "ssh", "svc"]);
+        assert_eq!(keys(with_dependencies(&p(&["tensorflow"]))), ["svc", "tensorflow"]);
+        assert_eq!(keys(with_dependencies(&p(&["ray"]))), ["ray", "svc"]);
+        assert_eq!(keys(with_dependencies(&p(&["hcclrank"]))), ["hcclrank"]);
         let mut given = p(&["mpi"]);
         given.insert("svc".into(), vec!["--disable-network-policy".into()]);
         assert_eq!(with_dependencies(&given)["svc"], ["--disable-network-policy"], "a named svc keeps its arguments");
