@@ -3,7 +3,7 @@
 //! Queue controllers ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
 
 use crate::controller::options::ControllerOptions;
-use crate::controller::run::{self as runner, JOB_CONTROLLER, PG_CONTROLLER, QUEUE_CONTROLLER};
+use crate::controller::run::{self as runner, CRONJOB_CONTROLLER, JOB_CONTROLLER, PG_CONTROLLER, QUEUE_CONTROLLER};
 use crate::convert::duration::parse_go_duration;
 use clap::{ArgAction, Args};
 use std::time::Duration;
@@ -38,7 +38,7 @@ pub struct ControllerArgs {
     #[arg(long = "scheduler-name", value_name = "NAME", default_value = "volcano", action = ArgAction::Append)]
     pub scheduler_names: Vec<String>,
     /// Controllers to run (`*` or a comma list; `-name` disables). Implemented:
-    /// `job-controller`, `pg-controller`, `queue-controller`; others named are reported and
+    /// `job-controller`, `pg-controller`, `queue-controller`, `cronjob-controller`; others named are reported and
     /// skipped.
     #[arg(long, value_name = "LIST", default_value = "*")]
     pub controllers: String,
@@ -88,7 +88,7 @@ pub struct ControllerArgs {
     /// Accepted for compatibility (no effect: the TTL collector is one task).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub worker_threads_for_gc: u32,
-    /// Accepted for compatibility (no effect).
+    /// CronJob controller workers; CronJobs are hashed to one by `namespace/name`.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub worker_threads_for_cronjob: u32,
     /// klog verbosity: 0–3 info, 4 debug, 5+ trace (`RUST_LOG` overrides).
@@ -114,6 +114,7 @@ impl ControllerArgs {
             ("--worker-threads", self.worker_threads),
             ("--worker-threads-for-podgroup", self.worker_threads_for_podgroup),
             ("--worker-threads-for-queue", self.worker_threads_for_queue),
+            ("--worker-threads-for-cronjob", self.worker_threads_for_cronjob),
         ] {
             if n == 0 {
                 return Err(format!("{flag} must be at least 1"));
@@ -159,6 +160,7 @@ impl ControllerArgs {
             job_controller: self.controller_enabled(JOB_CONTROLLER),
             pg_controller: self.controller_enabled(PG_CONTROLLER),
             queue_controller: self.controller_enabled(QUEUE_CONTROLLER),
+            cronjob_controller: self.controller_enabled(CRONJOB_CONTROLLER),
             leader_elect: self.leader_elect,
             leader_elect_lease_duration: self.leader_elect_lease_duration,
             leader_elect_renew_deadline: self.leader_elect_renew_deadline,
@@ -173,6 +175,7 @@ impl ControllerArgs {
             inherit_owner_annotations: self.inherit_owner_annotations,
             worker_threads_for_podgroup: self.worker_threads_for_podgroup,
             worker_threads_for_queue: self.worker_threads_for_queue,
+            worker_threads_for_cronjob: self.worker_threads_for_cronjob,
         }
     }
 }

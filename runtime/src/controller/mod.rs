@@ -25,6 +25,8 @@
 pub mod build;
 pub mod cache;
 pub mod command;
+pub mod cron_controller;
+pub mod cron_plan;
 pub mod defaults;
 pub mod execute;
 pub mod gc;
@@ -46,3 +48,4 @@ pub mod retry;
 pub mod run;
 pub mod state;
 pub mod validate;
+pub mod volumes;

@@ -30,6 +30,8 @@ pub struct ControllerOptions {
     pub pg_controller: bool,
     /// Whether `--controllers` enables `queue-controller`.
     pub queue_controller: bool,
+    /// Whether `--controllers` enables `cronjob-controller`.
+    pub cronjob_controller: bool,
     /// `--leader-elect`.
     pub leader_elect: bool,
     /// `--leader-elect-lease-duration`.
@@ -58,4 +60,6 @@ pub struct ControllerOptions {
     pub worker_threads_for_podgroup: u32,
     /// `--worker-threads-for-queue` (≥ 1).
     pub worker_threads_for_queue: u32,
+    /// `--worker-threads-for-cronjob` (≥ 1).
+    pub worker_threads_for_cronjob: u32,
 }

@@ -15,6 +15,7 @@ use super::metrics::ControllerMetrics;
 use super::options::ControllerOptions;
 use super::pg_controller::{PgConfig, PgController};
 use super::queue::WorkQueue;
+use super::cron_controller::{CronConfig, CronController};
 use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
 use super::retry::drain_with;
@@ -51,6 +52,8 @@ pub const JOB_CONTROLLER: &str = "job-controller";
 pub const PG_CONTROLLER: &str = "pg-controller";
 /// `--controllers` name of the Queue controller (Volcano's).
 pub const QUEUE_CONTROLLER: &str = "queue-controller";
+/// `--controllers` name of the CronJob controller.
+pub const CRONJOB_CONTROLLER: &str = "cronjob-controller";
 
 /// Runs `basalt controller` to completion with options the command line checked
 /// ([`crate::cli::controller::ControllerArgs::validate`]); returns the exit code.
@@ -85,14 +88,15 @@ async fn run_async(args: ControllerOptions) -> u8 {
     let run_jobs = args.job_controller;
     let run_pg = args.pg_controller;
     let run_queues = args.queue_controller;
-    if !(run_jobs || run_pg || run_queues) {
+    let run_crons = args.cronjob_controller;
+    if !(run_jobs || run_pg || run_queues || run_crons) {
         eprintln!(
-            "error: --controllers {:?} enables none of {JOB_CONTROLLER}, {PG_CONTROLLER}, {QUEUE_CONTROLLER} (the controllers Basalt implements)",
+            "error: --controllers {:?} enables none of {JOB_CONTROLLER}, {PG_CONTROLLER}, {QUEUE_CONTROLLER}, {CRONJOB_CONTROLLER} (the controllers Basalt implements)",
             args.controllers
         );
         return EXIT_BAD_INPUT;
     }
-    for c in ["jobflow-controller", "jobtemplate-controller", "cronjob-controller", "hypernode-controller"] {
+    for c in ["jobflow-controller", "jobtemplate-controller", "hypernode-controller"] {
         if args.controllers.split(',').any(|i| i.trim() == c) {
             tracing::warn!("--controllers names {c}, which Basalt does not implement; skipped");
         }
@@ -219,6 +223,10 @@ async fn run_async(args: ControllerOptions) -> u8 {
         let cfg = QueueConfig { workers: args.worker_threads_for_queue as usize, max_requeue: args.max_requeue_num };
         tasks.extend(QueueController::spawn(client.clone(), limiter.clone(), metrics.clone(), cfg));
     }
+    if run_crons {
+        let cfg = CronConfig { workers: args.worker_threads_for_cronjob as usize, max_requeue: args.max_requeue_num };
+        tasks.extend(CronController::spawn(client.clone(), limiter.clone(), metrics.clone(), ctx.events.clone(), cfg));
+    }
     tracing::info!(
         workers = args.worker_threads,
         identity = %identity,
@@ -226,6 +234,7 @@ async fn run_async(args: ControllerOptions) -> u8 {
         job_controller = run_jobs,
         pg_controller = run_pg,
         queue_controller = run_queues,
+        cronjob_controller = run_crons,
         "basalt controller started"
     );
     let code = tokio::select! {

@@ -2,14 +2,16 @@
 //! `minute hour day-of-month month day-of-week`, or a descriptor such as `@daily` or
 //! `@every 1h30m`), and the IANA time-zone names Go's `time.LoadLocation` accepts.
 //!
-//! Used by the `/cronjobs/validate` admission rule (`admission::cronjobs`); the CronJob
-//! controller (not built yet) is meant to match its fire times with [`Schedule::matches`].
+//! Used by the `/cronjobs/validate` admission rule (`admission::cronjobs`) and by the CronJob
+//! controller (`controller::cron_controller`), which finds fire times with [`Schedule::next`].
 //!
 //! Written here rather than taken from a cron crate: the crates on crates.io accept more than
 //! robfig's standard parser (seconds fields, `L`, `W`, `#`, day-of-week 7) or combine the two day
 //! fields differently, and a CronJob Volcano refuses must be refused here too.
 
 use super::duration::parse_go_duration;
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
 use std::time::Duration;
 
 /// A parsed standard cron schedule.
@@ -130,6 +132,52 @@ impl Schedule {
             }
         };
         bit(minutes, minute) && bit(hours as u64, hour) && bit(months as u64, month) && day_ok
+    }
+
+    /// The first fire time strictly after `after`, read on `tz`'s wall clock (robfig's
+    /// `Schedule.Next`): for five fields, the first whole minute after `after` whose local
+    /// minute, hour, day and month match; a local time a DST change skips fires at the
+    /// same wall time shifted by the gap (jiff's compatible rule). `@every D` fires `D` after
+    /// `after` truncated to the second. `None` when nothing matches within five years (e.g. `0 0
+    /// 30 2 *`), as robfig gives the zero time then.
+    pub fn next(&self, after: Timestamp, tz: &TimeZone) -> Option<Timestamp> {
+        let (minutes, hours, months) = match *self {
+            Schedule::Every(d) => return Timestamp::from_second(after.as_second().checked_add(d.as_secs() as i64)?).ok(),
+            Schedule::Fields { minutes, hours, months, .. } => (minutes, hours, months),
+        };
+        let start = Timestamp::from_second(after.as_second().div_euclid(60).checked_add(1)? * 60).ok()?;
+        let local = start.to_zoned(tz.clone()).datetime();
+        let (mut date, mut h0, mut m0) = (local.date(), local.hour() as u32, local.minute() as u32);
+        for _ in 0..(5 * 366) {
+            let weekday = date.weekday().to_sunday_zero_offset() as u32;
+            let day_matches = months & (1 << date.month()) != 0 && self.day_matches(date.day() as u32, weekday);
+            if day_matches {
+                for hour in (h0..24).filter(|h| hours & (1 << h) != 0) {
+                    let first = if hour == h0 { m0 } else { 0 };
+                    for minute in (first..60).filter(|m| minutes & (1 << m) != 0) {
+                        let at = date.at(hour as i8, minute as i8, 0, 0).to_zoned(tz.clone()).ok()?.timestamp();
+                        if at > after {
+                            return Some(at);
+                        }
+                    }
+                }
+            }
+            date = date.tomorrow().ok()?;
+            (h0, m0) = (0, 0);
+        }
+        None
+    }
+
+    /// Whether a day matches the two day fields (robfig: both restricted → either; else both).
+    fn day_matches(&self, day: u32, weekday: u32) -> bool {
+        let Schedule::Fields { dom, dow, dom_star, dow_star, .. } = *self else { return false };
+        let d = dom & (1 << day) != 0;
+        let w = u32::from(dow) & (1 << weekday) != 0;
+        if dom_star || dow_star {
+            d && w
+        } else {
+            d || w
+        }
     }
 }
 
@@ -289,6 +337,36 @@ mod tests {
         // `?` is a star.
         let (.., ds, ws) = fields("0 0 ? * *");
         assert!(ds && ws);
+    }
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn next(spec: &str, after: &str, tz: &str) -> String {
+        let tz = TimeZone::get(tz).unwrap();
+        Schedule::parse(spec).unwrap().next(at(after), &tz).map(|t| t.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn next_fire_times_as_robfig() {
+        // strictly after: a time on the minute moves on to the next match
+        assert_eq!(next("* * * * *", "2026-12-05T10:00:00Z", "UTC"), "2026-12-05T10:01:00Z");
+        assert_eq!(next("* * * * *", "2026-12-05T10:00:30.5Z", "UTC"), "2026-12-05T10:01:00Z");
+        assert_eq!(next("*/15 * * * *", "2026-12-05T10:16:00Z", "UTC"), "2026-12-05T10:30:00Z");
+        assert_eq!(next("0 2 * * *", "2026-12-05T02:00:00Z", "UTC"), "2026-12-06T02:00:00Z");
+        // day of month OR day of week when both are restricted: the 1st or a Monday
+        assert_eq!(next("0 0 1 * mon", "2026-12-01T00:00:00Z", "UTC"), "2026-12-07T00:00:00Z");
+        // both must match when one is a star: Mondays only
+        assert_eq!(next("0 0 * * mon", "2026-12-01T00:00:00Z", "UTC"), "2026-12-07T00:00:00Z");
+        assert_eq!(next("0 0 29 2 *", "2026-03-01T00:00:00Z", "UTC"), "2028-02-29T00:00:00Z");
+        assert_eq!(next("0 0 30 2 *", "2026-03-01T00:00:00Z", "UTC"), "", "never fires");
+        // the wall clock of the time zone: 02:00 in Berlin is 01:00Z in winter
+        assert_eq!(next("0 2 * * *", "2026-12-05T03:00:00Z", "Europe/Berlin"), "2026-12-06T01:00:00Z");
+        // spring forward: 02:30 does not exist on 2026-03-29 in Berlin; it fires an hour later
+        assert_eq!(next("30 2 * * *", "2026-03-28T12:00:00Z", "Europe/Berlin"), "2026-03-29T01:30:00Z");
+        assert_eq!(next("@every 90s", "2026-12-05T10:00:00.7Z", "UTC"), "2026-12-05T10:01:30Z");
+        assert_eq!(next("@hourly", "2026-12-05T10:59:59Z", "UTC"), "2026-12-05T11:00:00Z");
     }
 
     #[test]
