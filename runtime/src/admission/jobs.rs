@@ -178,19 +178,7 @@ fn int(v: &serde_json::Value, key: &str) -> i64 {
 
 fn partition_error(task: &TaskSpec, job: &str) -> String {
     let Some(pp) = task.partition_policy.as_ref() else { return String::new() };
-    let name = task.name.as_deref().unwrap_or("");
-    let (total, size, min) = (int(pp, "totalPartitions"), int(pp, "partitionSize"), int(pp, "minPartitions"));
-    let mut msg = if total <= 0 {
-        format!("'TotalPartitions' must be greater than 0 in task: {name}, job: {job}")
-    } else if size <= 0 {
-        format!("'PartitionSize' must be greater than 0 in task: {name}, job: {job}")
-    } else if i64::from(task.replicas.unwrap_or(0)) != total * size {
-        format!("'Replicas' are not equal to TotalPartitions*PartitionSize in task: {name}, job: {job}")
-    } else if task.min_available.is_some_and(|m| min > 0 && min * size != i64::from(m)) {
-        format!("'MinAvailable' is not equal to MinPartitions*PartitionSize in task: {name}, job: {job}")
-    } else {
-        String::new()
-    };
+    let mut msg = task.partition_problem(job).unwrap_or_default();
     if both_tier_limits(pp.get("networkTopology")) {
         msg.push_str("must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously");
     }

@@ -131,10 +131,81 @@ pub fn pod_group(job: &Job) -> Result<PodGroup, BuildError> {
             priority_class_name: job.spec.priority_class_name.clone(),
             min_resources: Some(min_resources(job, &facts)),
             network_topology: job.spec.network_topology.clone(),
-            sub_group_policy: None,
+            sub_group_policy: sub_group_policy(job),
         },
         status: Some(PodGroupStatus { phase: Some("Pending".into()), ..Default::default() }),
     })
+}
+
+/// `spec.subGroupPolicy` of the job's PodGroup (Volcano's `setPgSubGroupPolicy`): one entry per
+/// task with a `partitionPolicy`, named after the task, its pods (label `volcano.sh/task-spec`)
+/// grouped by `volcano.sh/partition-id`, `subGroupSize` the partition size, `minSubGroups` the
+/// minimum partitions, and the partition's `networkTopology`. `None` when no task has one.
+pub fn sub_group_policy(job: &Job) -> Option<serde_json::Value> {
+    let mut out = Vec::new();
+    for (ti, t) in job.spec.tasks.iter().enumerate() {
+        let Some(p) = t.partition() else { continue };
+        let name = task_name(t, ti);
+        let mut entry = serde_json::json!({
+            "name": name,
+            "subGroupSize": p.partition_size,
+            "minSubGroups": p.min_partitions,
+            "labelSelector": {"matchLabels": {keys::TASK_SPEC: name}},
+            "matchLabelKeys": [keys::PARTITION_ID],
+        });
+        if let Some(nt) = p.network_topology {
+            entry["networkTopology"] = nt;
+        }
+        out.push(entry);
+    }
+    (!out.is_empty()).then_some(serde_json::Value::Array(out))
+}
+
+/// The merge patch that brings an existing PodGroup's spec to what `job` asks now (Volcano's
+/// `shouldUpdateExistingPodGroup`): `priorityClassName`, `minMember`, `minResources`, each
+/// task's `minTaskMember` and `subGroupPolicy`; `None` when they agree.
+///
+/// Errors: as [`pod_group`].
+pub fn pod_group_patch(job: &Job, existing: &PodGroup) -> Result<Option<serde_json::Value>, BuildError> {
+    let want = pod_group(job)?.spec;
+    let have = &existing.spec;
+    let mut spec = serde_json::Map::new();
+    if want.priority_class_name.as_deref().unwrap_or_default() != have.priority_class_name.as_deref().unwrap_or_default() {
+        spec.insert("priorityClassName".into(), serde_json::json!(want.priority_class_name));
+    }
+    if want.min_member != have.min_member || !same_quantities(want.min_resources.as_ref(), have.min_resources.as_ref()) {
+        spec.insert("minMember".into(), serde_json::json!(want.min_member));
+        spec.insert("minResources".into(), serde_json::json!(want.min_resources));
+    }
+    let have_tasks = have.min_task_member.clone().unwrap_or_default();
+    let changed: BTreeMap<String, i32> = want
+        .min_task_member
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, v)| have_tasks.get(k) != Some(v))
+        .collect();
+    if !changed.is_empty() || have.min_task_member.is_none() {
+        spec.insert("minTaskMember".into(), serde_json::json!(changed));
+    }
+    if want.sub_group_policy.as_ref().unwrap_or(&serde_json::Value::Null) != have.sub_group_policy.as_ref().unwrap_or(&serde_json::Value::Null)
+    {
+        let had = have.sub_group_policy.as_ref().and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
+        // Volcano replaces the list only when a task's entry changed or one went away.
+        if want.sub_group_policy.is_some() || had {
+            spec.insert("subGroupPolicy".into(), want.sub_group_policy.unwrap_or_else(|| serde_json::json!([])));
+        }
+    }
+    Ok((!spec.is_empty()).then(|| serde_json::json!({ "spec": spec })))
+}
+
+/// Whether two resource lists hold the same amounts (the server writes quantities in its
+/// canonical form: `67108864` comes back as `64Mi`). Unset equals empty.
+fn same_quantities(a: Option<&BTreeMap<String, Quantity>>, b: Option<&BTreeMap<String, Quantity>>) -> bool {
+    let milli = |m: Option<&BTreeMap<String, Quantity>>| -> BTreeMap<String, Option<i64>> {
+        m.into_iter().flatten().map(|(k, q)| (k.clone(), crate::convert::quantity::to_milli(&q.0).ok())).collect()
+    };
+    milli(a) == milli(b)
 }
 
 /// Pod `index` of task `ti`: the template with Volcano's name, owner, labels, annotations,
@@ -200,6 +271,11 @@ pub fn pod(job: &Job, ti: usize, index: i32) -> Result<Pod, BuildError> {
         (keys::QUEUE_NAME, facts.queue.clone()),
     ] {
         labels.insert(k.to_string(), v);
+    }
+    if let Some(p) = task.partition() {
+        // Volcano: index / partitionSize, partition 0 for a size that is not positive.
+        let id = if p.partition_size > 0 { index / p.partition_size } else { 0 };
+        labels.insert(keys::PARTITION_ID.into(), id.to_string());
     }
     if let Some(ja) = job.metadata.annotations.as_ref() {
         for (i, k) in keys::COPIED_FROM_JOB.iter().enumerate() {
@@ -319,5 +395,60 @@ mod tests {
         assert_eq!(pod(&job, 0, 0).unwrap_err().to_string(), "Job ns/tf: spec.tasks[0].template.spec is not set");
         job.metadata.uid = None;
         assert_eq!(pod_group(&job).unwrap_err().to_string(), "Job ns/tf: metadata.uid is not set");
+    }
+
+    /// The worker task of [`two_task_job`] with 4 replicas in partitions of 2 (at least 1).
+    fn partitioned() -> Job {
+        let mut j = two_task_job();
+        let w = &mut j.spec.tasks[1];
+        w.replicas = Some(4);
+        w.min_available = None;
+        w.partition_policy = Some(serde_json::json!({
+            "totalPartitions": 2, "partitionSize": 2, "minPartitions": 1,
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 1}
+        }));
+        j
+    }
+
+    #[test]
+    fn partitions_label_pods_and_become_sub_groups() {
+        let j = partitioned();
+        let ids: Vec<String> = (0..4).map(|i| pod(&j, 1, i).unwrap().metadata.labels.unwrap()[keys::PARTITION_ID].clone()).collect();
+        assert_eq!(ids, ["0", "0", "1", "1"]);
+        assert!(!pod(&j, 0, 0).unwrap().metadata.labels.unwrap().contains_key(keys::PARTITION_ID), "ps has no partitions");
+        let pg = pod_group(&j).unwrap();
+        assert_eq!(pg.spec.min_task_member.as_ref().unwrap()["worker"], 2, "minPartitions × partitionSize");
+        assert_eq!(
+            pg.spec.sub_group_policy,
+            Some(serde_json::json!([{
+                "name": "worker", "subGroupSize": 2, "minSubGroups": 1,
+                "labelSelector": {"matchLabels": {"volcano.sh/task-spec": "worker"}},
+                "matchLabelKeys": ["volcano.sh/partition-id"],
+                "networkTopology": {"mode": "hard", "highestTierAllowed": 1}
+            }]))
+        );
+        assert_eq!(sub_group_policy(&two_task_job()), None);
+    }
+
+    #[test]
+    fn an_existing_pod_group_follows_the_job() {
+        let plain = two_task_job();
+        let mut pg = pod_group(&plain).unwrap();
+        assert_eq!(pod_group_patch(&plain, &pg).unwrap(), None, "nothing changed");
+        // the server's canonical quantities are the same amounts
+        pg.spec.min_resources.as_mut().unwrap().insert("cpu".into(), Quantity("1500m".into()));
+        let before = pg.spec.min_resources.clone().unwrap();
+        pg.spec.min_resources = Some(before.into_iter().map(|(k, v)| (k, if v.0 == "1500m" { Quantity("1.5".into()) } else { v })).collect());
+        assert_eq!(pod_group_patch(&plain, &pg).unwrap(), None, "1.5 and 1500m are the same");
+        let patch = pod_group_patch(&partitioned(), &pg).unwrap().expect("a patch");
+        let spec = &patch["spec"];
+        assert_eq!(spec["minTaskMember"], serde_json::json!({"worker": 2}), "only the changed task");
+        assert_eq!(spec["subGroupPolicy"][0]["name"], "worker");
+        assert!(spec.get("priorityClassName").is_none());
+        // a partition policy removed: the sub-groups go
+        let mut pg2 = pod_group(&partitioned()).unwrap();
+        pg2.spec.min_task_member = pod_group(&plain).unwrap().spec.min_task_member;
+        let patch = pod_group_patch(&plain, &pg2).unwrap().expect("a patch");
+        assert_eq!(patch["spec"]["subGroupPolicy"], serde_json::json!([]));
     }
 }

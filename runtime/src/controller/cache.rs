@@ -71,6 +71,7 @@ fn pod_request(pod: &Pod, event: Event) -> Option<Request> {
     r.job_uid = job_uid_of_pod(pod);
     r.task_name = Some(v.task.clone()).filter(|t| !t.is_empty());
     r.pod_name = Some(v.name);
+    r.partition = v.partition;
     r.pod_uid = Some(v.uid);
     r.job_version = v.version;
     if event == Event::PodFailed {

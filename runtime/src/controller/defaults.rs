@@ -66,7 +66,13 @@ impl JobFacts {
                 TaskFacts {
                     name: task_name(t, i),
                     replicas,
-                    min_available: t.min_available.unwrap_or(replicas),
+                    // Volcano's getMinTaskMember: the task's minAvailable, else minPartitions ×
+                    // partitionSize, else its replicas.
+                    min_available: t.min_available.unwrap_or_else(|| {
+                        t.partition()
+                            .filter(|p| p.min_partitions != 0 && p.partition_size != 0)
+                            .map_or(replicas, |p| p.min_partitions.saturating_mul(p.partition_size))
+                    }),
                     max_retry: match t.max_retry {
                         None | Some(0) => DEFAULT_MAX_RETRY,
                         Some(n) => n,

@@ -15,6 +15,7 @@ use super::request::Action;
 use super::request::{Event, Request};
 use super::state::Op;
 use super::validate;
+use super::volumes;
 use crate::crd::{Job, JobStatus, PodGroup};
 use crate::plumbing::events::{EventSink, Involved, NORMAL, WARNING};
 use crate::plumbing::limiter::RateLimiter;
@@ -158,7 +159,7 @@ fn cancel_delays(ctx: &Context, r: &Request) {
 /// Processes one request to the end: `Ok` when done (or nothing to do), `Err` to retry.
 pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
     let Some(entry) = ctx.cache.get(&req.key()) else { return Ok(()) };
-    let Some(job) = entry.job else { return Ok(()) };
+    let Some(mut job) = entry.job else { return Ok(()) };
     if job.metadata.deletion_timestamp.is_some() {
         return Ok(());
     }
@@ -257,6 +258,23 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 ctx.job_event(&job, WARNING, PLUGIN_ERROR, &format!("Execute plugin when job add failed, err: {e}"));
             }
             errors.extend(plugin_errors);
+            let mut plugins_ok = plugins_ok;
+            // The job's claims, after the plugins and before the PodGroup (Volcano's
+            // createJobIOIfNotExist); the pods are built from the Job with the claim names.
+            if plugins_ok && matches!(work.old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending") {
+                match volumes::ensure(ctx, &job, &mut work.status).await {
+                    Ok(Some(updated)) => {
+                        ctx.cache.store_job(updated.clone());
+                        job = updated;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        ctx.job_event(&job, WARNING, volumes::PVC_ERROR, &format!("Failed to create PVC, err: {e}"));
+                        errors.push(e);
+                        plugins_ok = false;
+                    }
+                }
+            }
             if !plugins_ok {
                 pg_phase = None;
             }
@@ -271,6 +289,20 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                         ctx.job_event(&job, WARNING, POD_GROUP_ERROR, &format!("Failed to create PodGroup, err: {e}"));
                         errors.push(e);
                     }
+                }
+            }
+            // An existing PodGroup follows the Job's spec (Volcano's createOrUpdatePodGroup on
+            // job-level syncs): minMember, minResources, minTaskMember, subGroupPolicy.
+            if let (true, None, Some(pg)) = (plugins_ok, req.pod_name.as_ref(), entry.pod_group.as_ref()) {
+                match build::pod_group_patch(&job, pg) {
+                    Ok(Some(patch)) => {
+                        if let Err(e) = patch_pod_group(ctx, &job, pg, patch).await {
+                            ctx.job_event(&job, WARNING, POD_GROUP_ERROR, &format!("Failed to update PodGroup, err: {e}"));
+                            errors.push(e);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => errors.push(e.to_string()),
                 }
             }
             if let Some(pg) = &entry.pod_group {
@@ -406,6 +438,21 @@ async fn create_pod_group(ctx: &Context, job: &Job) -> Result<Option<PodGroup>, 
         Ok(pg) => Ok(Some(pg)),
         Err(e) if is_status(&e, 409) => Ok(None),
         Err(e) => Err(format!("Job {}: creating PodGroup {}: {e}", build::job_key(job), pg.metadata.name.unwrap_or_default())),
+    }
+}
+
+async fn patch_pod_group(ctx: &Context, job: &Job, pg: &PodGroup, patch: serde_json::Value) -> Result<(), ExecError> {
+    let ns = job.metadata.namespace.clone().unwrap_or_default();
+    let name = pg.metadata.name.clone().unwrap_or_default();
+    let api: Api<PodGroup> = Api::namespaced(ctx.client.clone(), &ns);
+    ctx.limiter.acquire().await;
+    ctx.metrics.record_api("patch_podgroup");
+    match api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        Ok(pg) => {
+            ctx.cache.store_pod_group(pg);
+            Ok(())
+        }
+        Err(e) => Err(format!("Job {}: updating PodGroup {name}: {e}", build::job_key(job))),
     }
 }
 

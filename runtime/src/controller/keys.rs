@@ -15,6 +15,9 @@ pub const JOB_VERSION: &str = "volcano.sh/job-version";
 pub const TASK_SPEC: &str = "volcano.sh/task-spec";
 /// Pod label and annotation: the pod's index in its task.
 pub const TASK_INDEX: &str = "volcano.sh/task-index";
+/// Pod label: the pod's partition of its task (`index / partitionSize`), for a task with a
+/// `partitionPolicy`.
+pub const PARTITION_ID: &str = "volcano.sh/partition-id";
 /// Pod annotation: `<job>-<task>`.
 pub const TEMPLATE_UID: &str = "volcano.sh/template-uid";
 /// Pod annotation: `status.retryCount` when the pod was created.

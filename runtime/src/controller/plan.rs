@@ -28,6 +28,8 @@ pub struct PodView {
     pub restarts: i32,
     /// The first container's exit code when terminated.
     pub exit_code: Option<i32>,
+    /// `volcano.sh/partition-id` (label), for a task with a `partitionPolicy`.
+    pub partition: Option<String>,
 }
 
 impl PodView {
@@ -57,6 +59,7 @@ impl PodView {
             version: get(keys::JOB_VERSION).and_then(|v| v.parse().ok()).unwrap_or(0),
             restarts,
             exit_code,
+            partition: pod.metadata.labels.as_ref().and_then(|l| l.get(keys::PARTITION_ID)).cloned(),
         }
     }
 
@@ -161,6 +164,7 @@ pub fn plan_kill(pods: &BTreeMap<String, PodView>, target: &Target, retain: Reta
             Target::Job => true,
             Target::Task(t) => &p.task == t,
             Target::Pod(n) => &p.name == n,
+            Target::Partition(t, id) => &p.task == t && p.partition.as_deref() == Some(id.as_str()),
         })
         .filter(|p| retain == Retain::None || !matches!(p.phase.as_str(), "Succeeded" | "Failed"))
         .map(|p| p.name.clone())
@@ -184,6 +188,7 @@ mod tests {
                 version: 0,
                 restarts: 0,
                 exit_code: None,
+                partition: None,
             },
         )
     }
@@ -259,6 +264,11 @@ mod tests {
         assert_eq!(plan_kill(&pods, &Target::Job, Retain::Soft), vec!["j-worker-1"]);
         assert_eq!(plan_kill(&pods, &Target::Task("worker".into()), Retain::None), vec!["j-worker-0", "j-worker-1"]);
         assert_eq!(plan_kill(&pods, &Target::Pod("j-ps-0".into()), Retain::None), vec!["j-ps-0"]);
+        let mut parted = pods.clone();
+        parted.get_mut("j-worker-1").unwrap().partition = Some("1".into());
+        parted.get_mut("j-worker-0").unwrap().partition = Some("0".into());
+        let one = Target::Partition("worker".into(), "1".into());
+        assert_eq!(plan_kill(&parted, &one, Retain::None), vec!["j-worker-1"], "only the partition's pods");
     }
 
     #[test]

@@ -60,11 +60,19 @@ pub fn cancels(scheduled: Event, event: Event) -> bool {
         || (matches!(scheduled, Event::PodFailed | Event::PodEvicted) && event == Event::PodRunning)
 }
 
-/// The restart target of `action` for `req`: its task (RestartTask, RestartPartition) or pod
+/// The restart target of `action` for `req`: its task (RestartTask), its pod's partition
+/// (RestartPartition; the task when the pod has no `volcano.sh/partition-id`) or its pod
 /// (RestartPod); `None` otherwise.
 fn target_of(action: Action, req: &Request) -> Option<Target> {
     match action {
-        Action::RestartTask | Action::RestartPartition => req.task_name.clone().map(Target::Task),
+        Action::RestartPartition => {
+            let task = req.task_name.clone()?;
+            Some(match req.partition.clone() {
+                Some(id) => Target::Partition(task, id),
+                None => Target::Task(task),
+            })
+        }
+        Action::RestartTask => req.task_name.clone().map(Target::Task),
         Action::RestartPod => req.pod_name.clone().map(Target::Pod),
         _ => None,
     }
@@ -200,6 +208,7 @@ mod tests {
             version: 1,
             restarts: 0,
             exit_code: None,
+            partition: None,
         };
         (name.to_string(), v)
     }
@@ -241,6 +250,37 @@ mod tests {
         assert_eq!((entered, changed, w.status.retry_count, w.status.terminating), (Some(Phase::Restarting), true, 1, 2));
         assert_eq!(w.status.state.last_transition_time.as_deref(), Some("1970-01-01T00:01:40Z"));
         assert_eq!(w.status.conditions.last().and_then(|c| c.status.as_deref()), Some("Restarting"));
+    }
+
+    #[test]
+    fn restart_partition_kills_the_event_pods_partition_only() {
+        let mut j = job("Running", 0);
+        j.spec.policies.clear();
+        j.spec.tasks[0].replicas = Some(4);
+        j.spec.tasks[0].policies = vec![LifecyclePolicy {
+            event: Some("PodEvicted".into()),
+            action: Some("RestartPartition".into()),
+            ..Default::default()
+        }];
+        let mut pods = BTreeMap::new();
+        for (i, part) in ["0", "0", "1", "1"].iter().enumerate() {
+            let (n, mut v) = view(&format!("j-w-{i}"), "Running");
+            v.partition = Some(part.to_string());
+            pods.insert(n, v);
+        }
+        // j-w-2 was deleted: gone from the pods, its partition travels in the request
+        pods.remove("j-w-2");
+        let mut r = Request::job("ns", "j", Event::PodEvicted);
+        r.task_name = Some("w".into());
+        r.pod_name = Some("j-w-2".into());
+        r.partition = Some("1".into());
+        r.job_version = 1;
+        let w = run(begin(&j, &r, &pods).unwrap());
+        assert_eq!((w.action, w.kill.clone()), (Action::RestartPartition, vec!["j-w-3".to_string()]));
+        // without a partition the task is the target
+        r.partition = None;
+        let w = run(begin(&j, &r, &pods).unwrap());
+        assert_eq!(w.kill, ["j-w-0", "j-w-1", "j-w-3"]);
     }
 
     #[test]

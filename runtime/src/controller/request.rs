@@ -236,6 +236,9 @@ pub struct Request {
     pub task_name: Option<String>,
     /// The pod the event is about.
     pub pod_name: Option<String>,
+    /// Its `volcano.sh/partition-id` (the partition `RestartPartition` restarts; read from
+    /// the pod when the event is made, since a deleted pod is gone by the time it is handled).
+    pub partition: Option<String>,
     /// Its UID (delayed actions are cancelled per pod UID).
     pub pod_uid: Option<String>,
     /// What happened.
@@ -257,6 +260,7 @@ impl Request {
             job_uid: None,
             task_name: None,
             pod_name: None,
+            partition: None,
             pod_uid: None,
             event,
             exit_code: None,

@@ -48,6 +48,8 @@ pub enum Target {
     Task(String),
     /// One pod, by name.
     Pod(String),
+    /// The pods of one partition of a task (`RestartPartition`): task, `volcano.sh/partition-id`.
+    Partition(String, String),
 }
 
 /// What to do to the pods.

@@ -1,7 +1,8 @@
 //! The checks of Volcano's `jobs/validate` admission webhook (`validateJobCreate`,
 //! volcano-behaviour.md §6) that a Job created without that webhook would otherwise slip past,
 //! silently: duplicate task names (pods would share names), `minAvailable` above the replicas
-//! (the gang could never be ready), a queue that does not exist (the scheduler never takes the
+//! (the gang could never be ready), partition arithmetic that does not add up (`partitionPolicy`:
+//! the sub-groups could never fill), a queue that does not exist (the scheduler never takes the
 //! PodGroup). The job controller runs them before it creates anything for a Job still `Pending`
 //! (or without a phase) and, when one fails, records a `Warning` `FailedValidation` Event on the
 //! Job with Volcano's messages and holds the Job (no PodGroup, no pods, no retries) until it
@@ -36,6 +37,7 @@ pub fn validate(job: &Job, queues: KnownQueues<'_>) -> Vec<String> {
         if t.min_available.is_some_and(|m| m > replicas) {
             out.push(format!("'minAvailable' is greater than 'replicas' in task: {name}, job: {job_name}"));
         }
+        out.extend(t.partition_problem(job_name));
         total += i64::from(replicas);
         if !names.insert(name.clone()) {
             out.push(format!("duplicated task name {name}"));
@@ -119,5 +121,16 @@ mod tests {
         let m = message(&p);
         assert!(m.contains("duplicated task name w; job 'minAvailable'"), "{m}");
         assert!(m.ends_with("when the Job changes or a Queue is added)"), "{m}");
+    }
+
+    #[test]
+    fn partition_arithmetic_that_does_not_add_up_is_named() {
+        let mut j = job(&[("w", 4, None)], None, None);
+        j.spec.tasks[0].partition_policy = Some(serde_json::json!({"totalPartitions": 3, "partitionSize": 2}));
+        assert_eq!(validate(&j, None), ["'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: j"]);
+        j.spec.tasks[0].partition_policy = Some(serde_json::json!({"totalPartitions": 2, "partitionSize": 2, "minPartitions": 1}));
+        assert!(validate(&j, None).is_empty());
+        j.spec.tasks[0].min_available = Some(4);
+        assert_eq!(validate(&j, None), ["'MinAvailable' is not equal to MinPartitions*PartitionSize in task: w, job: j"]);
     }
 }

@@ -142,6 +142,55 @@ pub struct TaskSpec {
     pub partition_policy: Option<serde_json::Value>,
 }
 
+/// `tasks[].partitionPolicy` read from its opaque value ([`TaskSpec::partition`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PartitionPolicy {
+    /// `totalPartitions`.
+    pub total_partitions: i32,
+    /// `partitionSize`: pods per partition.
+    pub partition_size: i32,
+    /// `minPartitions`: partitions that must be scheduled together (0: unset).
+    pub min_partitions: i32,
+    /// `networkTopology` of each partition, as given.
+    pub network_topology: Option<serde_json::Value>,
+}
+
+impl TaskSpec {
+    /// The task's `partitionPolicy`, numbers that are missing or not integers read as 0 (the
+    /// `/jobs/validate` webhook refuses such a policy).
+    pub fn partition(&self) -> Option<PartitionPolicy> {
+        let v = self.partition_policy.as_ref()?;
+        let int = |k: &str| v.get(k).and_then(serde_json::Value::as_i64).unwrap_or(0).clamp(0, i64::from(i32::MAX)) as i32;
+        Some(PartitionPolicy {
+            total_partitions: int("totalPartitions"),
+            partition_size: int("partitionSize"),
+            min_partitions: int("minPartitions"),
+            network_topology: v.get("networkTopology").filter(|t| !t.is_null()).cloned(),
+        })
+    }
+
+    /// What is wrong with the task's partition arithmetic, in the words of Volcano's
+    /// `jobs/validate` webhook (`validatePartitionPolicy`), `job` being the Job's name: no
+    /// partitions, no size, replicas ≠ totalPartitions × partitionSize, or minAvailable ≠
+    /// minPartitions × partitionSize. `None` without a policy or when it adds up.
+    pub fn partition_problem(&self, job: &str) -> Option<String> {
+        let p = self.partition()?;
+        let name = self.name.as_deref().unwrap_or("");
+        let (total, size, min) = (i64::from(p.total_partitions), i64::from(p.partition_size), i64::from(p.min_partitions));
+        if total <= 0 {
+            Some(format!("'TotalPartitions' must be greater than 0 in task: {name}, job: {job}"))
+        } else if size <= 0 {
+            Some(format!("'PartitionSize' must be greater than 0 in task: {name}, job: {job}"))
+        } else if i64::from(self.replicas.unwrap_or(0)) != total * size {
+            Some(format!("'Replicas' are not equal to TotalPartitions*PartitionSize in task: {name}, job: {job}"))
+        } else if self.min_available.is_some_and(|m| min > 0 && min * size != i64::from(m)) {
+            Some(format!("'MinAvailable' is not equal to MinPartitions*PartitionSize in task: {name}, job: {job}"))
+        } else {
+            None
+        }
+    }
+}
+
 /// `tasks[].dependsOn`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

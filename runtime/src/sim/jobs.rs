@@ -22,7 +22,11 @@
 //! replay` reads it on pods) is submitted at the first step at or after that time; others at 0.
 //!
 //! Job plugins (`spec.plugins`: env, svc, ssh, …) are not modelled: no Service, ConfigMap or
-//! Secret exists in the simulated cluster (noted once per Job).
+//! Secret exists in the simulated cluster (noted once per Job); nor is a `volumeClaim` entry's
+//! PVC (noted once per entry). Partitions are: pods get `volcano.sh/partition-id`, the PodGroup
+//! its `subGroupPolicy`, and `RestartPartition` restarts one partition, through the same
+//! `build` and `reconcile` functions the controller runs. CronJobs are not run by the
+//! simulator.
 //!
 //! Deterministic: one FIFO work queue (deduplicated like client-go's), jobs in load order, UIDs
 //! and resource versions from counters, timestamps from the virtual clock (Unix time 0 is the
@@ -209,6 +213,17 @@ impl JobWorld {
                         names.join(", ")
                     ),
                 );
+            }
+            for (i, v) in job.spec.volumes.iter().enumerate() {
+                if v.volume_claim_name.as_deref().is_none_or(str::is_empty) {
+                    w.issue(
+                        0,
+                        format!(
+                            "note: Job {key}: spec.volumes[{i}].volumeClaim: the simulator creates no PVC (basalt controller \
+                             does); its pods run without that volume"
+                        ),
+                    );
+                }
             }
             w.keys.push(key);
             arrivals.push((arrival, job));

@@ -12,15 +12,28 @@
 //!   Service and ConfigMap to the cluster's garbage collector (they name the Job as controller
 //!   owner, as in Volcano); this test server runs none, so the test checks the owner reference.
 //! * An unknown plugin name: the job still runs and the controller's log names job and plugin.
+//! * A `tensorflow` job (ps 1, worker 2): every pod's containers carry `TF_CONFIG`, Volcano's
+//!   cluster spec with the pod's own role and index; the svc plugin came with it.
+//! * A `ray` job: the head Service `<job>-head-svc` with the gcs/dashboard/client-server ports,
+//!   owned by the Job; the head container runs `ray start --head …`, the workers join it.
+//! * An `hcclrank` job: masters ranked by index, workers after them (`hccl/rankIndex`).
+//! * Job volumes: a `volumeClaim` entry gets a PVC `<job>-pvc-<12>` owned by the Job, its name
+//!   written into `spec.volumes`, `volume-pvc-<name>` in `controlledResources`, and every pod
+//!   mounts it; a `volumeClaimName` that does not exist holds the job `Pending` with no pods
+//!   and a `PVCError` Event until the claim is created.
+//! * A `partitionPolicy` task (4 workers in partitions of 2, at least 1, hard tier 1): pods
+//!   labelled `volcano.sh/partition-id` 0,0,1,1, the PodGroup's `subGroupPolicy` and
+//!   `minTaskMember`; a pod of partition 1 deleted (`PodEvicted` → `RestartPartition`) restarts
+//!   both pods of partition 1 and leaves partition 0's pods alone.
 
 use crate::{e2e, support};
 
-use basalt_runtime::crd::{Command, Job};
+use basalt_runtime::crd::{Command, Job, PodGroup};
 use e2e::nodes;
 use e2e::process::SchedulerProcess;
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Event, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::time::Duration;
 use support::{
@@ -212,6 +225,160 @@ async fn unknown_plugin(client: Client) -> support::Result<()> {
     Ok(())
 }
 
+/// A tensorflow job: `TF_CONFIG` on every pod.
+async fn tensorflow_job(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-tf").await?;
+    create_job(&client, &ns, &job_yaml("tf", "{tensorflow: [--port=2223]}", &[("ps", 1), ("worker", 2)])).await?;
+    let job = wait_phase(&client, &ns, "tf", "Running").await?;
+    let marks = job.status.unwrap_or_default().controlled_resources;
+    assert!(marks.contains_key("plugin-tensorflow") && marks.contains_key("plugin-svc"), "{marks:?}");
+    let pods = e2e::pods(&client, &ns).await?;
+    assert_eq!(pods.len(), 3);
+    let cluster = r#"{"cluster":{"ps":["tf-ps-0.tf:2223"],"worker":["tf-worker-0.tf:2223","tf-worker-1.tf:2223"]}"#;
+    for (name, p) in &pods {
+        let c = &p.spec.clone().unwrap_or_default().containers[0];
+        let tf = env_value(c, "TF_CONFIG").ok_or(format!("{name}: no TF_CONFIG"))?;
+        let (role, index) = name.strip_prefix("tf-").and_then(|r| r.split_once('-')).ok_or("pod name")?;
+        assert_eq!(tf, format!(r#"{cluster},"task":{{"type":"{role}","index":{index}}}}}"#), "{name}");
+    }
+    Ok(())
+}
+
+/// A ray job: the head Service and the commands.
+async fn ray_job(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-ray").await?;
+    let yaml = job_yaml("rc", "{ray: [--headContainer=c, --workerContainer=c]}", &[("head", 1), ("worker", 2)]);
+    create_job(&client, &ns, &yaml).await?;
+    let job = wait_phase(&client, &ns, "rc", "Running").await?;
+    let svc: Service = get(&client, &ns, "rc-head-svc").await?.ok_or("no Service rc-head-svc")?;
+    assert!(owned_by(&svc, &job));
+    let spec = svc.spec.unwrap_or_default();
+    let ports: Vec<(String, i32)> = spec.ports.iter().flatten().map(|p| (p.name.clone().unwrap_or_default(), p.port)).collect();
+    assert_eq!(ports, [("gcs".to_string(), 6379), ("dashboard".into(), 8265), ("client-server".into(), 10001)]);
+    assert_eq!(spec.selector.unwrap_or_default().get("volcano.sh/task-spec").map(String::as_str), Some("head"));
+    let pods = e2e::pods(&client, &ns).await?;
+    let cmd = |name: &str| pods[name].spec.clone().unwrap_or_default().containers[0].command.clone().unwrap_or_default();
+    assert!(cmd("rc-head-0")[2].starts_with("ray start --head --block"), "{:?}", cmd("rc-head-0"));
+    assert_eq!(cmd("rc-worker-1")[2], "ray start --block --address=rc-head-0.rc:6379");
+    Ok(())
+}
+
+/// An hcclrank job: ranks as annotations.
+async fn hcclrank_job(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-hccl").await?;
+    create_job(&client, &ns, &job_yaml("hc", "{hcclrank: []}", &[("master", 2), ("worker", 2)])).await?;
+    wait_phase(&client, &ns, "hc", "Running").await?;
+    let pods = e2e::pods(&client, &ns).await?;
+    let rank = |name: &str| pods[name].annotations().get("hccl/rankIndex").cloned();
+    let got: Vec<Option<String>> = ["hc-master-0", "hc-master-1", "hc-worker-0", "hc-worker-1"].iter().map(|n| rank(n)).collect();
+    assert_eq!(got, ["0", "1", "2", "3"].map(|r| Some(r.to_string())));
+    Ok(())
+}
+
+/// Job volumes: a created claim, and a named claim that does not exist yet.
+async fn job_volumes(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-vol").await?;
+    let mut yaml = job_yaml("vj", "{}", &[("worker", 2)]);
+    yaml.push_str(
+        "  volumes:\n  - mountPath: /data\n    volumeClaim:\n      accessModes: [ReadWriteOnce]\n      \
+         resources: {requests: {storage: 1Gi}}\n",
+    );
+    create_job(&client, &ns, &yaml).await?;
+    let claims = Api::<PersistentVolumeClaim>::namespaced(client.clone(), &ns);
+    let pvc = wait_for("the job's PVC", WAIT, || async { Ok(claims.list(&ListParams::default()).await?.items.into_iter().next()) }).await?;
+    let name = pvc.name_any();
+    assert!(name.starts_with("vj-pvc-") && name.len() == "vj-pvc-".len() + 12, "{name}");
+    let job = wait_for("the claim name in spec.volumes", WAIT, || async {
+        let j: Option<Job> = get(&client, &ns, "vj").await?;
+        Ok(j.filter(|j| j.spec.volumes[0].volume_claim_name.is_some()))
+    })
+    .await?;
+    assert_eq!(job.spec.volumes[0].volume_claim_name.as_deref(), Some(name.as_str()));
+    assert!(owned_by(&pvc, &job), "the PVC is the garbage collector's to delete with the Job");
+    let pods = wait_for("two pods", WAIT, || async {
+        let p = e2e::pods(&client, &ns).await?;
+        Ok((p.len() == 2).then_some(p))
+    })
+    .await?;
+    for (pname, p) in &pods {
+        let spec = p.spec.clone().unwrap_or_default();
+        let vol = spec.volumes.iter().flatten().find(|v| v.persistent_volume_claim.is_some()).ok_or(format!("{pname}: no claim"))?;
+        assert_eq!(vol.persistent_volume_claim.as_ref().map(|c| c.claim_name.as_str()), Some(name.as_str()), "{pname}");
+        assert!(mounts(&spec.containers[0]).iter().any(|m| m == "/data"), "{pname}");
+    }
+    let marks = wait_for("volume-pvc mark", WAIT, || async {
+        let j: Option<Job> = get(&client, &ns, "vj").await?;
+        let m = j.and_then(|j| j.status).map(|s| s.controlled_resources).unwrap_or_default();
+        Ok(m.contains_key(&format!("volume-pvc-{name}")).then_some(m))
+    })
+    .await?;
+    assert_eq!(marks[&format!("volume-pvc-{name}")], name);
+
+    let mut yaml = job_yaml("named", "{}", &[("worker", 1)]);
+    yaml.push_str("  volumes:\n  - mountPath: /cache\n    volumeClaimName: later\n");
+    create_job(&client, &ns, &yaml).await?;
+    let events = Api::<Event>::namespaced(client.clone(), &ns);
+    let ev = wait_for("PVCError on Job named", WAIT, || async {
+        let l = events.list(&ListParams::default()).await?;
+        Ok(l.items.into_iter().find(|e| e.involved_object.name.as_deref() == Some("named") && e.reason.as_deref() == Some("PVCError")))
+    })
+    .await?;
+    assert!(ev.message.unwrap_or_default().contains("pvc later is not found"), "the event names the claim");
+    assert!(!e2e::pods(&client, &ns).await?.keys().any(|k| k.starts_with("named-")), "no pod before the claim exists");
+    let later: PersistentVolumeClaim = serde_yaml::from_str(
+        "metadata: {name: later}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+    )?;
+    claims.create(&PostParams::default(), &later).await?;
+    wait_for("the pod of Job named, once its claim exists", WAIT, || async {
+        Ok(e2e::pods(&client, &ns).await?.contains_key("named-worker-0").then_some(()))
+    })
+    .await?;
+    Ok(())
+}
+
+/// A partitioned task: labels, sub-groups, and RestartPartition.
+async fn partitioned_job(client: Client) -> support::Result<()> {
+    let ns = fresh_namespace(&client, "plug-part").await?;
+    let mut yaml = job_yaml("pt", "{}", &[("worker", 4)]);
+    yaml = yaml.replace(
+        "  - name: worker\n    replicas: 4\n",
+        "  - name: worker\n    replicas: 4\n    partitionPolicy: {totalPartitions: 2, partitionSize: 2, minPartitions: 1, \
+         networkTopology: {mode: hard, highestTierAllowed: 1}}\n    policies: [{event: PodEvicted, action: RestartPartition}]\n",
+    );
+    create_job(&client, &ns, &yaml).await?;
+    let job = wait_phase(&client, &ns, "pt", "Running").await?;
+    let pods = e2e::pods(&client, &ns).await?;
+    let ids: Vec<(String, String)> =
+        pods.iter().map(|(n, p)| (n.clone(), p.labels().get("volcano.sh/partition-id").cloned().unwrap_or_default())).collect();
+    assert_eq!(
+        ids,
+        [("pt-worker-0", "0"), ("pt-worker-1", "0"), ("pt-worker-2", "1"), ("pt-worker-3", "1")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let pg_name = format!("pt-{}", job.uid().unwrap_or_default());
+    let pg: PodGroup = get(&client, &ns, &pg_name).await?.ok_or("no PodGroup")?;
+    let sub = pg.spec.sub_group_policy.clone().ok_or("no subGroupPolicy")?;
+    assert_eq!(sub[0]["name"], "worker");
+    assert_eq!((sub[0]["subGroupSize"].as_i64(), sub[0]["minSubGroups"].as_i64()), (Some(2), Some(1)));
+    assert_eq!(sub[0]["matchLabelKeys"][0], "volcano.sh/partition-id");
+    assert_eq!(sub[0]["networkTopology"]["mode"], "hard");
+    assert_eq!(pg.spec.min_task_member.unwrap_or_default().get("worker"), Some(&2), "minPartitions × partitionSize");
+
+    let uid = |p: &Pod| p.uid().unwrap_or_default();
+    let before: std::collections::BTreeMap<String, String> = pods.iter().map(|(n, p)| (n.clone(), uid(p))).collect();
+    Api::<Pod>::namespaced(client.clone(), &ns).delete("pt-worker-2", &DeleteParams::default()).await?;
+    let after = wait_for("partition 1 restarted", WAIT, || async {
+        let now = e2e::pods(&client, &ns).await?;
+        let fresh = |n: &str| now.get(n).is_some_and(|p| uid(p) != before[n] && p.metadata.deletion_timestamp.is_none());
+        Ok((fresh("pt-worker-2") && fresh("pt-worker-3")).then_some(now))
+    })
+    .await?;
+    for n in ["pt-worker-0", "pt-worker-1"] {
+        assert_eq!(after.get(n).map(uid).as_deref(), Some(before[n].as_str()), "{n} of partition 0 is left alone");
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_plugins_create_their_objects_and_mutate_pods() -> support::Result<()> {
     let server = TestApiserver::start()?;
@@ -235,8 +402,26 @@ async fn job_plugins_create_their_objects_and_mutate_pods() -> support::Result<(
         &server.controllers_kubeconfig(),
         &["--leader-elect=false", "--kube-api-qps=200", "--kube-api-burst=200"],
     )?;
-    let results = tokio::join!(mpi_job(admin.clone()), svc_without_network_policy(admin.clone()), unknown_plugin(admin.clone()));
-    for (name, r) in [("mpi job", results.0), ("svc without NetworkPolicy", results.1), ("unknown plugin", results.2)] {
+    let results = tokio::join!(
+        mpi_job(admin.clone()),
+        svc_without_network_policy(admin.clone()),
+        unknown_plugin(admin.clone()),
+        tensorflow_job(admin.clone()),
+        ray_job(admin.clone()),
+        hcclrank_job(admin.clone()),
+        job_volumes(admin.clone()),
+        partitioned_job(admin.clone()),
+    );
+    for (name, r) in [
+        ("mpi job", results.0),
+        ("svc without NetworkPolicy", results.1),
+        ("unknown plugin", results.2),
+        ("tensorflow job", results.3),
+        ("ray job", results.4),
+        ("hcclrank job", results.5),
+        ("job volumes", results.6),
+        ("partitioned job", results.7),
+    ] {
         if let Err(e) = r {
             panic!("{name}: {e}\ncontroller log:\n{}", controller.log_text());
         }
