@@ -4,7 +4,8 @@
 //!
 //! Queues in QueueOrder (gangreclaim drops an `Overused` queue); every starving job of a queue
 //! (valid, not pending), in JobOrder, gets one statement. Its need is the Σ request of its
-//! Pending, non-gated, non-BestEffort tasks. In each domain the candidate victims are grouped
+//! Pending, non-gated, non-BestEffort tasks (for a ready job with a topology or sub-groups,
+//! those of its first sub-job in eviction-worksheet order). In each domain the candidate victims are grouped
 //! per victim job into [`super::gang_bundles`] bundles, sorted, filtered by the plugins'
 //! `UnifiedEvictable` (whole bundles only when every task is allowed), whole bundles dropped
 //! unless `allowWholeBundle`; then bundles are added one by one to the victim set, and once the
@@ -35,6 +36,7 @@
 //! of the same session (`NominatedHyperNode`, kept in memory only); Basalt's preemptor tasks
 //! carry their `nominatedNodeName` into the next cycle, where allocate's gradient path tries
 //! those nodes first.
+//!
 //! A victim job's gang preemptability is its PodGroup's `volcano.sh/preemptable` (annotation,
 //! else label; unset allows it), and each victim pod must be preemptable itself, as for preempt
 //! and reclaim. Difference kept on purpose: gangreclaim's
