@@ -147,6 +147,23 @@ pub struct PodCondition {
     pub message: String,
 }
 
+/// Where allocate's HyperNode gradient path searched for a PodGroup it could not place this
+/// cycle (Basalt's explain note; Volcano only logs it, and its PodGroup condition names the
+/// last HyperNode tried: `In hyperNode <name>: …`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologySearch {
+    /// The PodGroup.
+    pub group: PodGroupId,
+    /// Its highest allowed tier after Volcano's rewrites (`highestTierName` resolved, soft
+    /// turned into hard at the cluster-top tier); `None` when only its sub-groups have a limit.
+    pub highest_tier: Option<i32>,
+    /// The tiers searched, lowest first, each with the number of HyperNodes tried in it.
+    pub tiers: Vec<(i32, u32)>,
+    /// Why nothing fitted: no HyperNode within the limit had the resources, or the last
+    /// HyperNode tried and its fit errors.
+    pub reason: String,
+}
+
 /// An event to record (kind Normal/Warning on a Pod or PodGroup).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
@@ -198,4 +215,7 @@ pub struct Decisions {
     /// volcano-behaviour.md §1.6 PreBind): PVs to bind to claims and claims to provision for the
     /// chosen node. A bind whose pod has an entry here waits until its claims are bound.
     pub volume_bindings: Vec<crate::model::VolumeBinding>,
+    /// PodGroups with a hard network topology (or sub-groups) that allocate's gradient path
+    /// could not place, with the tiers it searched and why ([`TopologySearch`]).
+    pub topology_searches: Vec<TopologySearch>,
 }

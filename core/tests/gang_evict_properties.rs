@@ -217,7 +217,8 @@ proptest! {
                     continue;
                 }
                 let q = QueueIdx(ssn.state.jobs.queue[j.ix()]);
-                let bundles = gang_evict::select_bundles(&ssn, kind, settings, q, j, &vec![0; ssn.state.dims]);
+                let all: Vec<NodeIdx> = (0..ssn.state.nodes.len).map(|i| NodeIdx(i as u32)).collect();
+                let bundles = gang_evict::select_bundles(&ssn, kind, settings, q, j, &vec![0; ssn.state.dims], &all);
                 if bundles.is_empty() {
                     continue;
                 }

@@ -77,8 +77,8 @@ pub struct TopoJob {
     pub min_subs: Vec<i32>,
     /// The job's allocated HyperNode.
     pub allocated: Option<HnIdx>,
-    /// Tiers the last search looked at and why nothing fitted (for the PodGroup condition).
-    pub searched: Vec<i32>,
+    /// Tiers the last search looked at, each with the number of HyperNodes tried.
+    pub searched: Vec<(i32, u32)>,
 }
 
 impl TopoJob {
@@ -117,6 +117,20 @@ pub struct TopoAlloc {
     /// Per HyperNode: Σ idle and Σ FutureIdle at session open, row-major by dims.
     open_idle: Vec<i64>,
     open_future: Vec<i64>,
+    /// Per HyperNode: Σ allocatable, row-major by dims (the eviction gradient's filter).
+    alloc: Vec<i64>,
+}
+
+/// What a HyperNode gradient is built for (Volcano `SearchPurpose`): allocation keeps the
+/// HyperNodes whose idle or FutureIdle resources hold the minimum; eviction keeps those whose
+/// allocatable resources do, visits the widest tiers first and caps the HyperNodes at
+/// `hypernode.gradient.evict.max-hypernodes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// allocate's search.
+    Allocate,
+    /// gangpreempt / gangreclaim's domains.
+    Evict,
 }
 
 fn resolve_limit(
@@ -272,15 +286,17 @@ impl TopoAlloc {
         let nh = topo.names.len();
         let mut open_idle = vec![0i64; nh * dims];
         let mut open_future = vec![0i64; nh * dims];
+        let mut alloc = vec![0i64; nh * dims];
         for h in 0..nh {
             for &n in &topo.nodes[h] {
                 for d in 0..dims {
                     open_idle[h * dims + d] += s.at(s.nodes.idle, n, d);
                     open_future[h * dims + d] += s.future_idle(n, d);
+                    alloc[h * dims + d] += s.at(s.nodes.allocatable, n, d);
                 }
             }
         }
-        Some(TopoAlloc { topo, jobs, issues, args, gang, open_idle, open_future })
+        Some(TopoAlloc { topo, jobs, issues, args, gang, open_idle, open_future, alloc })
     }
 
     /// Whether job `j` takes the gradient path.
@@ -497,8 +513,10 @@ fn worksheet(ssn: &Session<'_>, cx: &Ctx<'_>, job: &TopoJob) -> Worksheet {
 
 /// Volcano `hyperNodeGradientFn`: from the search root (the intersection of `start` and the
 /// ancestor of `allocated` at the highest allowed tier), breadth first, the HyperNodes of tier
-/// ≤ `tier` whose resources at session open can hold `min` (skipped once something is
-/// allocated), grouped by tier ascending. `Err` says why there is no root.
+/// ≤ `tier` whose resources at session open can hold `min` (idle or FutureIdle for
+/// [`Purpose::Allocate`], allocatable for [`Purpose::Evict`]; skipped once something is
+/// allocated), grouped by tier ascending. For eviction the tiers are then reversed and capped
+/// ([`reverse_and_cap`]). `Err` says why there is no root.
 fn gradient(
     ta: &TopoAlloc,
     dims: usize,
@@ -506,6 +524,7 @@ fn gradient(
     tier: i32,
     allocated: Option<HnIdx>,
     min: &[i64],
+    purpose: Purpose,
 ) -> Result<Vec<Vec<HnIdx>>, String> {
     let topo = &ta.topo;
     let root = match allocated {
@@ -538,12 +557,41 @@ fn gradient(
     let mut queue = std::collections::VecDeque::from([root]);
     while let Some(h) = queue.pop_front() {
         let t = topo.tier[h as usize];
-        if t <= tier && (allocated.is_some() || fits(&ta.open_idle, h) || fits(&ta.open_future, h)) {
+        let eligible = allocated.is_some()
+            || match purpose {
+                Purpose::Allocate => fits(&ta.open_idle, h) || fits(&ta.open_future, h),
+                Purpose::Evict => fits(&ta.alloc, h),
+            };
+        if t <= tier && eligible {
             by_tier.entry(t).or_default().push(h);
         }
         queue.extend(topo.children[h as usize].iter().copied());
     }
-    Ok(by_tier.into_values().collect())
+    let rows: Vec<Vec<HnIdx>> = by_tier.into_values().collect();
+    Ok(match purpose {
+        Purpose::Allocate => rows,
+        Purpose::Evict => reverse_and_cap(rows, ta.args.evict_max_hyper_nodes.max(1) as usize),
+    })
+}
+
+/// Volcano `reverseAndCapEvictionGradients`: the tiers from the widest down, at most `max`
+/// HyperNodes in all (of a tier cut short, its last ones in breadth-first order).
+pub fn reverse_and_cap(rows: Vec<Vec<HnIdx>>, max: usize) -> Vec<Vec<HnIdx>> {
+    let mut left = max;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows.into_iter().rev() {
+        if left == 0 {
+            break;
+        }
+        if row.len() <= left {
+            left -= row.len();
+            out.push(row);
+        } else {
+            out.push(row[row.len() - left..].to_vec());
+            left = 0;
+        }
+    }
+    out
 }
 
 /// Operations of a dry run, to replay.
@@ -590,15 +638,18 @@ pub fn allocate_job<'a>(
             Some(r) => (0..dims).map(|d| r.get(d)).collect(),
             None => vec![0; dims],
         };
-        let gradients = match job.limit.tier {
-            Some(tier) => gradient(ta, dims, top, tier, job.allocated, &min).unwrap_or_default(),
-            None => vec![vec![top]],
+        let (gradients, no_root) = match job.limit.tier {
+            Some(tier) => match gradient(ta, dims, top, tier, job.allocated, &min, Purpose::Allocate) {
+                Ok(g) => (g, None),
+                Err(e) => (Vec::new(), Some(e)),
+            },
+            None => (vec![vec![top]], None),
         };
         job.searched.clear();
         let mut result = None;
         'tiers: for grad in gradients {
             if let Some(&h) = grad.first() {
-                job.searched.push(ta.topo.tier[h as usize]);
+                job.searched.push((ta.topo.tier[h as usize], grad.len() as u32));
             }
             let mut best: Option<(f64, Plan, Worksheet, Vec<Option<HnIdx>>)> = None;
             for &h in &grad {
@@ -651,10 +702,47 @@ pub fn allocate_job<'a>(
             }
         }
         let _ = ws;
+        if result.is_none() {
+            note_search(ssn, ta, j, &job, no_root);
+        }
         (result, job)
     };
     ta.jobs.insert(j.0, job);
     stmt
+}
+
+/// Records why job `j` found no HyperNode this time ([`crate::decision::TopologySearch`]),
+/// replacing an earlier note of the same cycle.
+fn note_search(ssn: &mut Session<'_>, ta: &TopoAlloc, j: JobIdx, job: &TopoJob, no_root: Option<String>) {
+    let s = &ssn.state;
+    let reason = if let Some(e) = no_root {
+        e
+    } else if job.searched.is_empty() {
+        match job.limit.tier {
+            Some(t) => format!(
+                "no HyperNode of tier {} to {t} has the idle or future idle resources of the PodGroup's minResources",
+                ta.topo.tiers[0]
+            ),
+            None => "no HyperNode to search".to_string(),
+        }
+    } else {
+        let tiers: Vec<String> = job.searched.iter().map(|(t, _)| t.to_string()).collect();
+        let mut r = format!("no HyperNode of tier {} holds the gang ready or pipelined", tiers.join(", "));
+        match s.fit_errors[j.ix()].first() {
+            Some((t, fe)) => {
+                r.push_str(&format!("; {}: {}", s.tasks.rec[t.ix()].spec.name, fe.message(s.cluster)));
+            }
+            None => r.push_str("; none has the idle or future idle resources its sub-jobs' Pending tasks request"),
+        }
+        r
+    };
+    let group = s.jobs.group[j.ix()];
+    let note = crate::decision::TopologySearch { group, highest_tier: job.limit.tier, tiers: job.searched.clone(), reason };
+    let notes = &mut ssn.state.topology_searches;
+    match notes.iter_mut().find(|n| n.group == group) {
+        Some(n) => *n = note,
+        None => notes.push(note),
+    }
 }
 
 fn lca_of_nodes(topo: &Topology, mut acc: Option<HnIdx>, nodes: &[NodeIdx]) -> Option<HnIdx> {
@@ -690,7 +778,7 @@ fn allocate_sub<'a>(
                     *m += ssn.state.tasks.req(t, dims)[d];
                 }
             }
-            gradient(ta, dims, h_job, tier, job.subs[sub].allocated, &min).unwrap_or_default()
+            gradient(ta, dims, h_job, tier, job.subs[sub].allocated, &min, Purpose::Allocate).unwrap_or_default()
         }
         None => vec![vec![h_job]],
     };
@@ -808,6 +896,9 @@ fn allocate_tasks_in<'a>(
             }
         }
         if feasible.is_empty() {
+            if h != cx.ta.topo.top() {
+                fe.hyper_node = Some(cx.ta.topo.names[h as usize].clone());
+            }
             ssn.state.set_fit_errors(j, t, fe);
             if need_continue_sub(&ssn.state, j, job, sub) {
                 continue;
@@ -857,4 +948,91 @@ pub fn has_pending(ssn: &Session<'_>, _ta: &TopoAlloc, j: JobIdx) -> bool {
             && !s.tasks.best_effort[t.ix()]
             && !s.tasks.rec[t.ix()].spec.scheduling_gated
     })
+}
+
+/// Whether job `j` is pipelined: the plugins' JobPipelined and, with gang's JobPipelined on,
+/// its sub-group checks (Volcano gang `CheckSubJobPipelined`).
+pub fn job_pipelined(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx) -> bool {
+    match ta.jobs.get(&j.0) {
+        Some(job) => Ctx { ta, j, q: QueueIdx(0) }.job_pipelined(ssn, job),
+        None => ssn.plugins.job_pipelined(&ssn.state, j),
+    }
+}
+
+/// Volcano `SubJobReady(job, sub) || SubJobPipelined(job, sub)` for sub-job `sub` of job `j`.
+pub fn sub_placed(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx, sub: usize) -> bool {
+    let Some(job) = ta.jobs.get(&j.0) else { return false };
+    let cx = Ctx { ta, j, q: QueueIdx(0) };
+    cx.sub_ready(ssn, job, sub) || cx.sub_pipelined(ssn, job, sub)
+}
+
+/// Volcano `organizeEvictionWorksheet` (gangpreempt / gangreclaim): the sub-jobs of job `j`
+/// with Pending tasks (not BestEffort, not gated), those needed for `minSubGroups` first, then
+/// by sub-job order, each with its Pending tasks in TaskOrder. Empty for a job not on the
+/// gradient path's list.
+pub fn eviction_worksheet(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx) -> Vec<(usize, Vec<TaskIdx>)> {
+    let Some(job) = ta.jobs.get(&j.0) else { return Vec::new() };
+    let cx = Ctx { ta, j, q: QueueIdx(0) };
+    let mut ws = worksheet(ssn, &cx, job);
+    let mut out = Vec::new();
+    while let Some(sub) = ws.pop(&cx, &ssn.state, job) {
+        if let Some(tasks) = ws.tasks.remove(&sub) {
+            out.push((sub, tasks.into()));
+        }
+    }
+    out
+}
+
+/// Volcano `GetCandidateDomains` + the network-topology-aware plugin's eviction gradient for
+/// job `j`: with a hard limit (a soft one is hard at the cluster-top tier), the job's gradient
+/// from the cluster top (HyperNodes whose allocatable resources hold the PodGroup's
+/// `minResources`), widest tier first, capped at `hypernode.gradient.evict.max-hypernodes`;
+/// else the cluster top. Flattened and cut to `max_domains`. Empty when a hard job has no
+/// HyperNode to search (then no victim is taken for it).
+pub fn eviction_domains(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx, max_domains: usize) -> Vec<HnIdx> {
+    let top = ta.topo.top();
+    let Some(job) = ta.jobs.get(&j.0) else { return vec![top] };
+    let dims = ssn.state.dims;
+    let hard = job.limit.tier.is_some() || job.subs.iter().any(|s| s.limit.tier.is_some());
+    let rows = match job.limit.tier {
+        Some(tier) => {
+            let min: Vec<i64> = match &ssn.state.jobs.rec[j.ix()].min_resources {
+                Some(r) => (0..dims).map(|d| r.get(d)).collect(),
+                None => vec![0; dims],
+            };
+            gradient(ta, dims, top, tier, job.allocated, &min, Purpose::Evict).unwrap_or_default()
+        }
+        None => vec![vec![top]],
+    };
+    let mut out: Vec<HnIdx> = Vec::new();
+    for h in rows.into_iter().flatten() {
+        if out.len() >= max_domains {
+            break;
+        }
+        if !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    if out.is_empty() && !hard {
+        out.push(top);
+    }
+    out
+}
+
+/// Volcano `HyperNodeGradientForSubJobFn(sub, domain, PurposeEvict)`: where sub-job `sub` of
+/// job `j` may be tried inside `domain`: its eviction gradient when it has a hard limit (its
+/// minimum the Σ request of its Pending tasks), else the domain itself.
+pub fn sub_eviction_gradient(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx, sub: usize, domain: HnIdx) -> Vec<Vec<HnIdx>> {
+    let Some(job) = ta.jobs.get(&j.0) else { return vec![vec![domain]] };
+    let sj = &job.subs[sub];
+    let Some(tier) = sj.limit.tier else { return vec![vec![domain]] };
+    let s = &ssn.state;
+    let dims = s.dims;
+    let mut min = vec![0i64; dims];
+    for &t in sj.tasks.iter().filter(|&&t| s.tasks.status[t.ix()] == TaskStatus::Pending) {
+        for (m, r) in min.iter_mut().zip(s.tasks.req(t, dims)) {
+            *m += r;
+        }
+    }
+    gradient(ta, dims, domain, tier, sj.allocated, &min, Purpose::Evict).unwrap_or_default()
 }

@@ -4,7 +4,8 @@
 //!
 //! Queues in QueueOrder (gangreclaim drops an `Overused` queue); every starving job of a queue
 //! (valid, not pending), in JobOrder, gets one statement. Its need is the Σ request of its
-//! Pending, non-gated, non-BestEffort tasks. In each domain the candidate victims are grouped
+//! Pending, non-gated, non-BestEffort tasks (for a ready job with a topology or sub-groups,
+//! those of its first sub-job in eviction-worksheet order). In each domain the candidate victims are grouped
 //! per victim job into [`super::gang_bundles`] bundles, sorted, filtered by the plugins'
 //! `UnifiedEvictable` (whole bundles only when every task is allowed), whole bundles dropped
 //! unless `allowWholeBundle`; then bundles are added one by one to the victim set, and once the
@@ -19,17 +20,30 @@
 //! they get `status.nominatedNodeName`, and bind in a later cycle once the victims are gone.
 //!
 //! Arguments (Volcano's keys and defaults): `maxDomains` (8; ≤ 0 ⇒ 8) caps the domains tried,
-//! `allowWholeBundle` (true). **Domains**: Volcano's domains are HyperNodes from the job's
-//! eviction gradient, with the whole cluster as the fallback for jobs without a hard network
-//! topology. Basalt has no HyperNodes (network-topology-aware is not implemented), so every job
-//! has one domain, the whole cluster, and `maxDomains` (always ≥ 1) changes no decision; the
-//! sub-job nominations Volcano hands to allocate for HyperNode placement do not arise.
+//! `allowWholeBundle` (true). **Domains** (Volcano `GetCandidateDomains`): a job with a hard
+//! network topology (a soft one is hard at the cluster-top tier) tries the HyperNodes of its
+//! eviction gradient ([`super::allocate_topology::eviction_domains`]: those under its limit whose
+//! allocatable resources hold its `minResources`, widest tier first, at most the
+//! network-topology-aware plugin's `hypernode.gradient.evict.max-hypernodes`), then at most
+//! `maxDomains` of them in that order; any other job has one domain, the whole cluster. Victims
+//! are taken only from the domain's nodes, its idle + releasing resources count, and the
+//! preemptor's tasks are pipelined only there: a job without sub-groups as one sub-job, a job
+//! with sub-groups sub-job by sub-job (Volcano `BuildNominationPlanInDomain`), each hard
+//! sub-job in the first HyperNode of its own eviction gradient inside the domain where all its
+//! tasks fit, until the job is pipelined (a job that was already ready stops after one
+//! sub-job). A job with a topology is skipped while the HyperNode tree is invalid, as allocate
+//! skips it. Difference: Volcano also hands the chosen sub-job HyperNodes to a later allocate
+//! of the same session (`NominatedHyperNode`, kept in memory only); Basalt's preemptor tasks
+//! carry their `nominatedNodeName` into the next cycle, where allocate's gradient path tries
+//! those nodes first.
+//!
 //! A victim job's gang preemptability is its PodGroup's `volcano.sh/preemptable` (annotation,
 //! else label; unset allows it), and each victim pod must be preemptable itself, as for preempt
 //! and reclaim. Difference kept on purpose: gangreclaim's
 //! `Preemptive(queue, pending)` asks the plugins about each pending task and needs every answer
 //! true (Basalt's Preemptive takes one task).
 
+use super::allocate_topology::{self as topology, TopoAlloc};
 use super::gang_bundles::{self, Bundle};
 use super::heap::GoHeap;
 use super::victims::{preempt_predicate, Preemptors};
@@ -40,6 +54,7 @@ use crate::resource::PODS;
 use crate::select::nodes::{best_node, NodeScan};
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
+use crate::session::topology::HnIdx;
 use crate::session::State;
 use std::cmp::Ordering;
 
@@ -85,6 +100,11 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
     }
     let mut scan = NodeScan::new(ssn.state.nodes.len, false);
     let mut offset = 0usize;
+    // The HyperNode tree and the topology jobs; `None` when no job has a topology (every job
+    // then has the one domain, the cluster).
+    let ta = TopoAlloc::prepare(ssn);
+    let all: Vec<NodeIdx> = (0..ssn.state.nodes.len).map(|i| NodeIdx(i as u32)).collect();
+    let mut cx = Run { kind, settings, ta: ta.as_ref(), all: &all, scan: &mut scan, offset: &mut offset };
     loop {
         let q = {
             let (st, pl) = (&ssn.state, &ssn.plugins);
@@ -105,8 +125,12 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
                 }
             };
             let mut stmt = ssn.statement();
-            evict_for_job(ssn, &mut stmt, kind, settings, &mut scan, &mut offset, q, j);
-            if ssn.plugins.job_pipelined(&ssn.state, j) {
+            evict_for_job(ssn, &mut stmt, &mut cx, q, j);
+            let pipelined = match cx.topo_job(j) {
+                Some(ta) => topology::job_pipelined(ssn, ta, j),
+                None => ssn.plugins.job_pipelined(&ssn.state, j),
+            };
+            if pipelined {
                 if stmt.has_evictions() {
                     ssn.state.preemption.count_transaction(reason(kind));
                 }
@@ -162,9 +186,10 @@ pub fn candidate(s: &State<'_>, kind: EvictionKind, q: QueueIdx, j: JobIdx, v: T
     }
 }
 
-/// Volcano `selectDomainBundles` over the whole cluster (Basalt's one domain): the bundles of
-/// the candidate victims, sorted, filtered by `UnifiedEvictable`, sorted again, whole bundles
-/// dropped unless allowed.
+/// Volcano `selectDomainBundles` over the nodes of one domain (`nodes`, ascending rows): the
+/// bundles of the candidate victims there, sorted, filtered by `UnifiedEvictable`, sorted
+/// again, whole bundles dropped unless allowed.
+#[allow(clippy::too_many_arguments)]
 pub fn select_bundles(
     ssn: &Session<'_>,
     kind: EvictionKind,
@@ -172,11 +197,12 @@ pub fn select_bundles(
     q: QueueIdx,
     j: JobIdx,
     need: &[i64],
+    nodes: &[NodeIdx],
 ) -> Vec<Bundle> {
     let (s, p) = (&ssn.state, &ssn.plugins);
     // Candidates grouped by victim job, jobs in first-seen (node, then task list) order.
     let mut by_job: Vec<(JobIdx, Vec<TaskIdx>)> = Vec::new();
-    for n in (0..s.nodes.len).map(|i| NodeIdx(i as u32)) {
+    for &n in nodes {
         for v in s.tasks_on(n) {
             if !candidate(s, kind, q, j, v) {
                 continue;
@@ -214,10 +240,10 @@ pub fn select_bundles(
     valid
 }
 
-/// Σ idle + releasing of every node (Volcano `SumIdleAndReleasing` over the domain).
-fn domain_free(s: &State<'_>) -> Vec<i64> {
+/// Σ idle + releasing of the domain's nodes (Volcano `SumIdleAndReleasing`).
+fn domain_free(s: &State<'_>, nodes: &[NodeIdx]) -> Vec<i64> {
     let nn = s.nodes.len;
-    (0..s.dims).map(|d| (0..nn).map(|n| s.nodes.idle[d * nn + n] + s.nodes.releasing[d * nn + n]).sum()).collect()
+    (0..s.dims).map(|d| nodes.iter().map(|n| s.nodes.idle[d * nn + n.ix()] + s.nodes.releasing[d * nn + n.ix()]).sum()).collect()
 }
 
 /// Volcano `Resource.LessEqual(…, Zero)` on the dimensions a request names, `pods` aside.
@@ -225,20 +251,46 @@ fn covers(need: &[i64], avail: &[i64]) -> bool {
     need.iter().zip(avail).enumerate().all(|(d, (&n, &a))| d == PODS || n <= 0 || n <= a)
 }
 
-/// Volcano `preemptJobInDomains`/`reclaimJobInDomains` for job `j` of queue `q`: the first plan
-/// that pipelines the job is merged into `stmt`.
-#[allow(clippy::too_many_arguments)]
-fn evict_for_job<'a>(
-    ssn: &mut Session<'a>,
-    stmt: &mut Statement<'a>,
+/// One run of the action: its settings and the state its jobs share.
+struct Run<'r> {
     kind: EvictionKind,
     settings: Settings,
-    scan: &mut NodeScan,
-    offset: &mut usize,
-    q: QueueIdx,
-    j: JobIdx,
-) {
-    let pending = pending_for_eviction(ssn, j);
+    /// The HyperNode tree and topology jobs, when the session has any.
+    ta: Option<&'r TopoAlloc>,
+    /// Every node row, ascending (the cluster domain).
+    all: &'r [NodeIdx],
+    scan: &'r mut NodeScan,
+    /// Round-robin start of the feasible-node search (Volcano `lastProcessedNodeIndex`).
+    offset: &'r mut usize,
+}
+
+impl<'r> Run<'r> {
+    /// The tree, when job `j` is one of its topology or sub-group jobs.
+    fn topo_job(&self, j: JobIdx) -> Option<&'r TopoAlloc> {
+        self.ta.filter(|ta| ta.jobs.contains_key(&j.0))
+    }
+
+    /// The nodes of domain `d` (`None`: the cluster).
+    fn nodes(&self, d: Option<HnIdx>) -> &'r [NodeIdx] {
+        match (self.ta, d) {
+            (Some(ta), Some(h)) => &ta.topo.nodes[h as usize],
+            _ => self.all,
+        }
+    }
+}
+
+/// Volcano `preemptJobInDomains`/`reclaimJobInDomains` for job `j` of queue `q`: domain by
+/// domain, the first plan that pipelines the job is merged into `stmt`.
+fn evict_for_job<'a>(ssn: &mut Session<'a>, stmt: &mut Statement<'a>, cx: &mut Run<'_>, q: QueueIdx, j: JobIdx) {
+    let kind = cx.kind;
+    let topo_job = cx.topo_job(j);
+    if topo_job.is_some_and(|ta| ta.blocked(j)) {
+        return;
+    }
+    let pending = match topo_job {
+        Some(ta) => pending_by_sub_jobs(ssn, ta, j),
+        None => pending_for_eviction(ssn, j),
+    };
     if pending.is_empty() {
         return;
     }
@@ -252,70 +304,177 @@ fn evict_for_job<'a>(
             *n += r;
         }
     }
-    // One domain: the cluster.
     if !ssn.plugins.job_starving(&ssn.state, j) || ssn.state.nodes.len == 0 {
         return;
     }
-    let bundles = select_bundles(ssn, kind, settings, q, j, &need);
-    if bundles.is_empty() {
-        return;
-    }
-    let mut avail = domain_free(&ssn.state);
-    let mut victims: Vec<TaskIdx> = Vec::new();
-    for b in &bundles {
-        victims.extend_from_slice(&b.tasks);
-        for (a, l) in avail.iter_mut().zip(&b.local) {
-            *a += l;
-        }
-        if !covers(&need, &avail) {
+    let max_domains = cx.settings.max_domains.max(1) as usize;
+    let domains: Vec<Option<HnIdx>> = match cx.ta {
+        Some(ta) => topology::eviction_domains(ssn, ta, j, max_domains).into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    for d in domains {
+        let nodes = cx.nodes(d);
+        if nodes.is_empty() {
             continue;
         }
-        let mut plan = ssn.statement();
-        if try_plan(ssn, &mut plan, kind, scan, offset, q, j, &pending, &victims) {
-            stmt.merge(plan);
-            return;
+        let bundles = select_bundles(ssn, kind, cx.settings, q, j, &need, nodes);
+        if bundles.is_empty() {
+            continue;
         }
-        ssn.discard(plan);
+        let mut avail = domain_free(&ssn.state, nodes);
+        let mut victims: Vec<TaskIdx> = Vec::new();
+        for b in &bundles {
+            victims.extend_from_slice(&b.tasks);
+            for (a, l) in avail.iter_mut().zip(&b.local) {
+                *a += l;
+            }
+            if !covers(&need, &avail) {
+                continue;
+            }
+            let mut plan = ssn.statement();
+            let ok = match (topo_job, d) {
+                (Some(ta), Some(h)) => try_plan_sub_jobs(ssn, &mut plan, cx, ta, q, j, h, &victims),
+                _ => try_plan(ssn, &mut plan, cx, q, j, &pending, &victims, nodes),
+            };
+            if ok {
+                stmt.merge(plan);
+                return;
+            }
+            ssn.discard(plan);
+        }
     }
 }
 
-/// Volcano `BuildNominationPlanInDomain` for a job without sub-groups: evicts `victims`, then
-/// pipelines every task of `pending` in order; true when the job is then pipelined. On false
-/// the caller discards `plan`.
+/// Volcano `CollectPendingTasksForGangEviction` for a job on the gradient path's list: the
+/// first sub-job's Pending tasks of the eviction worksheet when the job is ready, else every
+/// sub-job's, in worksheet order.
+fn pending_by_sub_jobs(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx) -> Vec<TaskIdx> {
+    let ws = topology::eviction_worksheet(ssn, ta, j);
+    if topology::job_ready(ssn, ta, j) {
+        return ws.into_iter().next().map(|(_, t)| t).unwrap_or_default();
+    }
+    ws.into_iter().flat_map(|(_, t)| t).collect()
+}
+
+/// Volcano `BuildNominationPlanInDomain` for a job without sub-groups and without a topology:
+/// evicts `victims`, then pipelines every task of `pending` in order on the domain's `nodes`;
+/// true when the job is then ready or pipelined. On false the caller discards `plan`.
 #[allow(clippy::too_many_arguments)]
 fn try_plan<'a>(
     ssn: &mut Session<'a>,
     plan: &mut Statement<'a>,
-    kind: EvictionKind,
-    scan: &mut NodeScan,
-    offset: &mut usize,
+    cx: &mut Run<'_>,
     q: QueueIdx,
     j: JobIdx,
     pending: &[TaskIdx],
     victims: &[TaskIdx],
+    nodes: &[NodeIdx],
 ) -> bool {
     for &v in victims {
-        ssn.evict(plan, v, reason(kind));
+        ssn.evict(plan, v, reason(cx.kind));
     }
     let evicted = !victims.is_empty();
-    for &t in pending {
+    pipeline_all(ssn, plan, cx, q, pending, nodes, evicted)
+        && !plan.is_empty()
+        && (ssn.plugins.job_ready(&ssn.state, j) || ssn.plugins.job_pipelined(&ssn.state, j))
+}
+
+/// Volcano `BuildNominationPlanInDomain` for a job with a topology or sub-groups in domain
+/// `domain`: evicts `victims`, then sub-job by sub-job (eviction worksheet order) a trial in
+/// each HyperNode of the sub-job's eviction gradient inside the domain (the domain itself when
+/// the sub-job has no hard limit); the first where every Pending task of the sub-job is
+/// pipelined and the sub-job is then ready or pipelined is kept. A sub-job without such a
+/// HyperNode fails the plan. Stops once the job is pipelined, or after one sub-job when the
+/// job was already ready; true when the job is pipelined. On false the caller discards `plan`.
+#[allow(clippy::too_many_arguments)]
+fn try_plan_sub_jobs<'a>(
+    ssn: &mut Session<'a>,
+    plan: &mut Statement<'a>,
+    cx: &mut Run<'_>,
+    ta: &TopoAlloc,
+    q: QueueIdx,
+    j: JobIdx,
+    domain: HnIdx,
+    victims: &[TaskIdx],
+) -> bool {
+    let ws = topology::eviction_worksheet(ssn, ta, j);
+    if ws.is_empty() {
+        return false;
+    }
+    let was_ready = topology::job_ready(ssn, ta, j);
+    for &v in victims {
+        ssn.evict(plan, v, reason(cx.kind));
+    }
+    let evicted = !victims.is_empty();
+    let mut pipelined = false;
+    for (sub, tasks) in ws {
+        let mut won = false;
+        'search: for row in topology::sub_eviction_gradient(ssn, ta, j, sub, domain) {
+            for h in row {
+                let nodes = &ta.topo.nodes[h as usize];
+                if nodes.is_empty() {
+                    continue;
+                }
+                let mut trial = ssn.statement();
+                if pipeline_all(ssn, &mut trial, cx, q, &tasks, nodes, evicted)
+                    && !trial.is_empty()
+                    && topology::sub_placed(ssn, ta, j, sub)
+                {
+                    plan.merge(trial);
+                    won = true;
+                    break 'search;
+                }
+                ssn.discard(trial);
+            }
+        }
+        if !won {
+            return false;
+        }
+        pipelined = topology::job_pipelined(ssn, ta, j);
+        if was_ready || pipelined {
+            break;
+        }
+    }
+    pipelined
+}
+
+/// Pipelines every task of `tasks` in order on the best of `nodes` (Volcano
+/// `runSimulateTrialAtHyperNode`'s loop); false at the first task the queue does not allow,
+/// whose pre-predicate fails, or that fits no node.
+fn pipeline_all<'a>(
+    ssn: &mut Session<'a>,
+    st: &mut Statement<'a>,
+    cx: &mut Run<'_>,
+    q: QueueIdx,
+    tasks: &[TaskIdx],
+    nodes: &[NodeIdx],
+    evicted: bool,
+) -> bool {
+    for &t in tasks {
         if !ssn.plugins.allocatable(&ssn.state, q, t) || ssn.plugins.pre_predicate(&ssn.state, t).is_err() {
             return false;
         }
         let ctx = PodCtx::build(&ssn.state, t, ssn.plugins.scores_nodes());
-        let Some(n) = simulate_node(ssn, scan, offset, &ctx, t) else { return false };
-        ssn.pipeline_evicted(plan, t, n, evicted);
+        let Some(n) = simulate_node(ssn, cx.scan, cx.offset, &ctx, t, nodes) else { return false };
+        ssn.pipeline_evicted(st, t, n, evicted);
     }
-    !plan.is_empty() && (ssn.plugins.job_ready(&ssn.state, j) || ssn.plugins.job_pipelined(&ssn.state, j))
+    true
 }
 
-/// Volcano `simulatePredicate` + `prioritizeNodesForSimulate`: over the nodes from the
+/// Volcano `simulatePredicate` + `prioritizeNodesForSimulate`: over `nodes` from the
 /// round-robin `offset` (stopping at `--percentage-nodes-to-find` worth of feasible ones), those
 /// whose FutureIdle fits `t` and that pass `PredicateForPreemptAction`; among them the nodes
 /// that fit the idle resources, else the rest; the best scored, ties broken by the seeded
 /// random source.
-fn simulate_node(ssn: &mut Session<'_>, scan: &mut NodeScan, offset: &mut usize, ctx: &PodCtx, t: TaskIdx) -> Option<NodeIdx> {
-    let nn = ssn.state.nodes.len;
+fn simulate_node(
+    ssn: &mut Session<'_>,
+    scan: &mut NodeScan,
+    offset: &mut usize,
+    ctx: &PodCtx,
+    t: TaskIdx,
+    nodes: &[NodeIdx],
+) -> Option<NodeIdx> {
+    let nn = nodes.len();
     let want = ssn.state.options().nodes_to_find(nn);
     let mut feasible = std::mem::take(&mut scan.feasible);
     feasible.clear();
@@ -324,7 +483,7 @@ fn simulate_node(ssn: &mut Session<'_>, scan: &mut NodeScan, offset: &mut usize,
         let (s, p) = (&ssn.state, &ssn.plugins);
         let req = s.tasks.req(t, s.dims);
         for i in 0..nn {
-            let n = NodeIdx(((*offset + i) % nn) as u32);
+            let n = nodes[(*offset + i) % nn];
             examined += 1;
             if s.fits_future_idle(req, n) && preempt_predicate(s, p, ctx, t, n) {
                 feasible.push(n);

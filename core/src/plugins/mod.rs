@@ -116,8 +116,8 @@ fn b_deviceshare<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a
     Box::new(deviceshare::DeviceShare)
 }
 
-fn b_network_topology_aware<'a>(_: &PluginOption, _: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
-    Box::new(network_topology_aware::NetworkTopologyAware)
+fn b_network_topology_aware<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(network_topology_aware::NetworkTopologyAware::open(s, o))
 }
 
 /// The plugins Basalt implements.

@@ -124,6 +124,7 @@ pub(super) fn build<'a>(
         evictions: Vec::new(),
         events: Vec::new(),
         preemption: Default::default(),
+        topology_searches: Vec::new(),
         affinity_tasks: col(arena, kept.map(|k| &k.affinity_tasks[..]), &l.affinity_tasks),
         affinity_index: None,
         report_order: col(arena, kept.map(|k| &k.report_order[..]), &l.report_order),

@@ -151,6 +151,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         preemption: s.preemption.clone(),
         rescheduled_ms: s.notes.rescheduled_ms,
         volume_bindings: s.notes.volume_bindings.clone(),
+        topology_searches: s.topology_searches.clone(),
         ..Default::default()
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {

@@ -119,6 +119,9 @@ pub struct FitErrors {
     pub histogram: Vec<(Reason, u32)>,
     /// `SetError` text (replaces the `0/N nodes are unavailable` prefix).
     pub error: Option<String>,
+    /// The HyperNode the nodes were searched in (Volcano `SetHyperNode`, set by allocate's
+    /// gradient path except for the cluster top): the message then starts `In hyperNode <name>: `.
+    pub hyper_node: Option<String>,
 }
 
 impl FitErrors {
@@ -133,7 +136,7 @@ impl FitErrors {
 
     /// A FitErrors that only carries `msg`.
     pub fn message_only(msg: String) -> Self {
-        FitErrors { nodes: 0, histogram: Vec::new(), error: Some(msg) }
+        FitErrors { error: Some(msg), ..FitErrors::default() }
     }
 
     /// Volcano's `FitErrors.Error()`: `0/<N> nodes are unavailable: <sorted 'count reason'>.`
@@ -144,7 +147,10 @@ impl FitErrors {
         }
         let mut parts: Vec<String> = self.histogram.iter().map(|(r, n)| format!("{n} {}", r.text(c))).collect();
         parts.sort();
-        format!("{head}: {}.", parts.join(", "))
+        match &self.hyper_node {
+            Some(h) => format!("In hyperNode {h}: {head}: {}.", parts.join(", ")),
+            None => format!("{head}: {}.", parts.join(", ")),
+        }
     }
 }
 
@@ -166,5 +172,17 @@ mod tests {
             "0/3 nodes are unavailable: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}."
         );
         assert_eq!(FitErrors::message_only("x".into()).message(&c), "x");
+    }
+
+    #[test]
+    fn message_names_the_hyper_node_searched() {
+        let c = Cluster::new();
+        let mut f = FitErrors { hyper_node: Some("leaf1".into()), ..FitErrors::default() };
+        f.add(Reason::Insufficient(0));
+        f.add(Reason::Insufficient(0));
+        assert_eq!(f.message(&c), "In hyperNode leaf1: 0/2 nodes are unavailable: 2 Insufficient cpu.");
+        // Volcano prefixes only a node histogram; a bare message stays as it is.
+        let m = FitErrors { hyper_node: Some("leaf1".into()), ..FitErrors::message_only("x".into()) };
+        assert_eq!(m.message(&c), "x");
     }
 }

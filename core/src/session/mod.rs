@@ -75,6 +75,8 @@ pub struct State<'a> {
     pub events: Vec<crate::decision::Event>,
     /// The eviction actions' counters for Volcano's preemption metrics.
     pub preemption: crate::decision::PreemptionStats,
+    /// Topology jobs allocate could not place, and where it searched (Basalt's explain notes).
+    pub topology_searches: Vec<crate::decision::TopologySearch>,
     /// Tasks whose pods carry inter-pod affinity or anti-affinity terms.
     pub affinity_tasks: &'a [TaskIdx],
     /// Label and term indexes for inter-pod affinity (present when `affinity_tasks` is not
