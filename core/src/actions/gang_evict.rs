@@ -77,33 +77,16 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
     let settings = Settings::read(ssn, reason(kind));
     let mut pre = Preemptors::gather(ssn);
     let mut queues: GoHeap<QueueIdx> = GoHeap::default();
-    {
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        for &q in &pre.queues {
-            queues.push_ordered(q, pl, st);
-        }
+    for &q in &pre.queues {
+        queues.push_by(q, ssn);
     }
     let mut scan = NodeScan::new(ssn.state.nodes.len, false);
     let mut offset = 0usize;
-    loop {
-        let q = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop_ordered(pl, st) {
-                Some(q) => q,
-                None => break,
-            }
-        };
+    while let Some(q) = queues.pop_by(ssn) {
         if kind == EvictionKind::GangReclaim && ssn.plugins.overused(&ssn.state, q) {
             continue;
         }
-        loop {
-            let j = {
-                let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.jobs[q.ix()].pop_ordered(pl, st) {
-                    Some(j) => j,
-                    None => break,
-                }
-            };
+        while let Some(j) = pre.jobs[q.ix()].pop_by(ssn) {
             let mut stmt = ssn.statement();
             evict_for_job(ssn, &mut stmt, kind, settings, &mut scan, &mut offset, q, j);
             if ssn.plugins.job_pipelined(&ssn.state, j) {
