@@ -40,11 +40,13 @@ pub struct Pipelined {
     pub nominated: bool,
 }
 
-/// A PodGroup's status after the cycle (Volcano `jobStatus` + gang conditions).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PodGroupStatus {
+/// A PodGroup's status after the cycle (Volcano `jobStatus` + gang conditions). `G` names the
+/// PodGroup: its [`PodGroupId`] here; the runtime's flight recorder keys the statuses by name
+/// and stores them with `G = ()` (the fields in this order are its file format).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PodGroupStatus<G = PodGroupId> {
     /// The PodGroup.
-    pub group: PodGroupId,
+    pub group: G,
     /// `status.phase`.
     pub phase: PodGroupPhase,
     /// `status.conditions` (the cycle's condition replaces one of the same type).
@@ -58,6 +60,21 @@ pub struct PodGroupStatus {
     /// Whether anything but condition timestamps/transition ids changed (Volcano writes only
     /// then).
     pub changed: bool,
+}
+
+impl<G> PodGroupStatus<G> {
+    /// The same status naming its PodGroup by `group` instead.
+    pub fn naming<H>(&self, group: H) -> PodGroupStatus<H> {
+        PodGroupStatus {
+            group,
+            phase: self.phase,
+            conditions: self.conditions.clone(),
+            running: self.running,
+            succeeded: self.succeeded,
+            failed: self.failed,
+            changed: self.changed,
+        }
+    }
 }
 
 /// A Queue's `status.allocated` after the cycle: Σ requests of its allocated-status tasks.

@@ -16,7 +16,6 @@ use crate::session::fit::FitErrors;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
 use crate::session::State;
-use std::cmp::Ordering;
 
 /// Runs allocate.
 pub fn execute(ssn: &mut Session<'_>) {
@@ -39,22 +38,21 @@ pub fn execute(ssn: &mut Session<'_>) {
         if ssn.plugins.job_valid(&ssn.state, j).is_some() {
             continue;
         }
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        let mut tless = |a: TaskIdx, b: TaskIdx| pl.task_order(st, a, b) == Ordering::Less;
+        let st = &ssn.state;
         for t in st.jobs.tasks(j) {
             let spec = &st.tasks.rec[t.ix()].spec;
             if st.tasks.status[t.ix()] == TaskStatus::Pending && !st.tasks.best_effort[t.ix()] && !spec.scheduling_gated {
-                tasks[j.ix()].push(t, &mut tless);
+                tasks[j.ix()].push_by(t, ssn);
             }
         }
         if tasks[j.ix()].is_empty() {
             continue;
         }
         let q = st.jobs.queue[j.ix()] as usize;
-        jobs[q].push_ordered(j, pl, st);
+        jobs[q].push_by(j, ssn);
         if !queue_seen[q] {
             queue_seen[q] = true;
-            queues.push_ordered(QueueIdx(q as u32), pl, st);
+            queues.push_by(QueueIdx(q as u32), ssn);
         }
     }
 
@@ -65,24 +63,11 @@ pub fn execute(ssn: &mut Session<'_>) {
     // Jobs with a network topology or sub-groups take the HyperNode gradient path
     // (`allocate_topology`); `None` when the session has none.
     let mut topo = super::allocate_topology::TopoAlloc::prepare(ssn);
-    loop {
-        let q = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop_ordered(pl, st) {
-                Some(q) => q,
-                None => break,
-            }
-        };
+    while let Some(q) = queues.pop_by(ssn) {
         if ssn.plugins.overused(&ssn.state, q) {
             continue;
         }
-        let j = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match jobs[q.ix()].pop_ordered(pl, st) {
-                Some(j) => j,
-                None => continue,
-            }
-        };
+        let Some(j) = jobs[q.ix()].pop_by(ssn) else { continue };
         if let Some(ta) = topo.as_mut().filter(|ta| ta.blocked(j) || ta.handles(j)) {
             if !ta.blocked(j) {
                 let stmt = super::allocate_topology::allocate_job(ssn, ta, &mut scan, j, q);
@@ -90,14 +75,12 @@ pub fn execute(ssn: &mut Session<'_>) {
                     if super::allocate_topology::job_ready(ssn, ta, j) {
                         ssn.commit(stmt);
                         if super::allocate_topology::has_pending(ssn, ta, j) {
-                            let (st, pl) = (&ssn.state, &ssn.plugins);
-                            jobs[q.ix()].push(j, &mut |a, b| pl.job_order(st, a, b) == Ordering::Less);
+                            jobs[q.ix()].push_by(j, ssn);
                         }
                     }
                 }
             }
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            queues.push(q, &mut |a, b| pl.queue_order(st, a, b) == Ordering::Less);
+            queues.push_by(q, ssn);
             continue;
         }
         let mut stmt = ssn.statement();
@@ -107,12 +90,10 @@ pub fn execute(ssn: &mut Session<'_>) {
         if kept && ssn.plugins.job_ready(&ssn.state, j) {
             ssn.commit(stmt);
             if !tasks[j.ix()].is_empty() {
-                let (st, pl) = (&ssn.state, &ssn.plugins);
-                jobs[q.ix()].push_ordered(j, pl, st);
+                jobs[q.ix()].push_by(j, ssn);
             }
         }
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        queues.push_ordered(q, pl, st);
+        queues.push_by(q, ssn);
     }
 }
 
@@ -166,14 +147,7 @@ fn allocate_tasks<'a>(
     j: JobIdx,
     q: QueueIdx,
 ) -> bool {
-    loop {
-        let t = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match tasks.pop_ordered(pl, st) {
-                Some(t) => t,
-                None => break,
-            }
-        };
+    while let Some(t) = tasks.pop_by(ssn) {
         if !ssn.plugins.allocatable(&ssn.state, q, t) {
             continue;
         }

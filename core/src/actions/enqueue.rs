@@ -7,7 +7,6 @@ use crate::decision::Event;
 use crate::framework::Session;
 use crate::model::PodGroupPhase;
 use crate::session::tables::{JobIdx, QueueIdx};
-use std::cmp::Ordering;
 
 /// Runs enqueue.
 pub fn execute(ssn: &mut Session<'_>) {
@@ -15,36 +14,18 @@ pub fn execute(ssn: &mut Session<'_>) {
     let mut queues: GoHeap<QueueIdx> = GoHeap::default();
     let mut queue_seen = vec![false; s.queues.len];
     let mut jobs: Vec<GoHeap<JobIdx>> = vec![GoHeap::default(); s.queues.len];
-    {
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        let mut qless = |a: QueueIdx, b: QueueIdx| pl.queue_order(st, a, b) == Ordering::Less;
-        let mut jless = |a: JobIdx, b: JobIdx| pl.job_order(st, a, b) == Ordering::Less;
-        for j in (0..st.jobs.len).map(|i| JobIdx(i as u32)) {
-            let q = st.jobs.queue[j.ix()] as usize;
-            if !queue_seen[q] {
-                queue_seen[q] = true;
-                queues.push(QueueIdx(q as u32), &mut qless);
-            }
-            if st.jobs.is_pending(j) {
-                jobs[q].push(j, &mut jless);
-            }
+    for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
+        let q = s.jobs.queue[j.ix()] as usize;
+        if !queue_seen[q] {
+            queue_seen[q] = true;
+            queues.push_by(QueueIdx(q as u32), ssn);
+        }
+        if s.jobs.is_pending(j) {
+            jobs[q].push_by(j, ssn);
         }
     }
-    loop {
-        let q = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop_ordered(pl, st) {
-                Some(q) => q,
-                None => break,
-            }
-        };
-        let j = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match jobs[q.ix()].pop_ordered(pl, st) {
-                Some(j) => j,
-                None => continue,
-            }
-        };
+    while let Some(q) = queues.pop_by(ssn) {
+        let Some(j) = jobs[q.ix()].pop_by(ssn) else { continue };
         let has_min = ssn.state.jobs.rec[j.ix()].min_resources.is_some();
         let verdict = if has_min { ssn.plugins.job_enqueueable_why(&ssn.state, j) } else { Ok(()) };
         match verdict {
@@ -69,7 +50,6 @@ pub fn execute(ssn: &mut Session<'_>) {
                 }
             }
         }
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        queues.push_ordered(q, pl, st);
+        queues.push_by(q, ssn);
     }
 }

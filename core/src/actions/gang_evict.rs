@@ -92,11 +92,8 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
     let settings = Settings::read(ssn, reason(kind));
     let mut pre = Preemptors::gather(ssn);
     let mut queues: GoHeap<QueueIdx> = GoHeap::default();
-    {
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        for &q in &pre.queues {
-            queues.push_ordered(q, pl, st);
-        }
+    for &q in &pre.queues {
+        queues.push_by(q, ssn);
     }
     let mut scan = NodeScan::new(ssn.state.nodes.len, false);
     let mut offset = 0usize;
@@ -105,25 +102,11 @@ pub fn execute(ssn: &mut Session<'_>, kind: EvictionKind) {
     let ta = TopoAlloc::prepare(ssn);
     let all: Vec<NodeIdx> = (0..ssn.state.nodes.len).map(|i| NodeIdx(i as u32)).collect();
     let mut cx = Run { kind, settings, ta: ta.as_ref(), all: &all, scan: &mut scan, offset: &mut offset };
-    loop {
-        let q = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop_ordered(pl, st) {
-                Some(q) => q,
-                None => break,
-            }
-        };
+    while let Some(q) = queues.pop_by(ssn) {
         if kind == EvictionKind::GangReclaim && ssn.plugins.overused(&ssn.state, q) {
             continue;
         }
-        loop {
-            let j = {
-                let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.jobs[q.ix()].pop_ordered(pl, st) {
-                    Some(j) => j,
-                    None => break,
-                }
-            };
+        while let Some(j) = pre.jobs[q.ix()].pop_by(ssn) {
             let mut stmt = ssn.statement();
             evict_for_job(ssn, &mut stmt, &mut cx, q, j);
             let pipelined = match cx.topo_job(j) {

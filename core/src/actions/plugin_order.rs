@@ -1,9 +1,10 @@
 //! The actions' ordered heaps: a [`GoHeap`] of queues, jobs or tasks ordered by the session's
 //! plugins (`QueueOrderFn`, `JobOrderFn`, `TaskOrderFn` with Volcano's fallbacks,
-//! [`Plugins::queue_order`] and its siblings), so every action pushes and pops the same way.
+//! [`Plugins::queue_order`] and its siblings), so every action pushes and pops the same way:
+//! [`GoHeap::push_by`] and [`GoHeap::pop_by`] with the session.
 
 use super::heap::GoHeap;
-use crate::framework::Plugins;
+use crate::framework::{Plugins, Session};
 use crate::session::tables::{JobIdx, QueueIdx, TaskIdx};
 use crate::session::State;
 use std::cmp::Ordering;
@@ -41,5 +42,17 @@ impl<T: PluginOrder> GoHeap<T> {
     /// [`GoHeap::pop`] by the plugins' order of `T`.
     pub fn pop_ordered<'a>(&mut self, pl: &Plugins<'a>, st: &State<'a>) -> Option<T> {
         self.pop(&mut |a, b| T::before(pl, st, a, b))
+    }
+
+    /// [`GoHeap::push_ordered`] by the plugins of `ssn`, on its current state.
+    pub fn push_by(&mut self, x: T, ssn: &Session<'_>) {
+        self.push_ordered(x, &ssn.plugins, &ssn.state);
+    }
+
+    /// [`GoHeap::pop_ordered`] by the plugins of `ssn`, on its current state: the actions' loop
+    /// head, `while let Some(q) = queues.pop_by(ssn) { … }` (the borrow of `ssn` ends with the
+    /// call, so the body may change the session).
+    pub fn pop_by(&mut self, ssn: &Session<'_>) -> Option<T> {
+        self.pop_ordered(&ssn.plugins, &ssn.state)
     }
 }

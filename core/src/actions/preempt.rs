@@ -72,42 +72,19 @@ pub fn execute(ssn: &mut Session<'_>) {
         },
     };
     let mut pre = Preemptors::gather(ssn);
-    let mut queues = super::heap::GoHeap::default();
-    {
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        for &q in &pre.queues {
-            if !pre.under_request[q.ix()].is_empty() {
-                queues.push_ordered(q, pl, st);
-            }
+    let mut queues: super::heap::GoHeap<QueueIdx> = super::heap::GoHeap::default();
+    for &q in &pre.queues {
+        if !pre.under_request[q.ix()].is_empty() {
+            queues.push_by(q, ssn);
         }
     }
     let mut scratch = Scratch::default();
-    loop {
-        let q: QueueIdx = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop_ordered(pl, st) {
-                Some(q) => q,
-                None => break,
-            }
-        };
+    while let Some(q) = queues.pop_by(ssn) {
         // Between jobs of the queue.
-        loop {
-            let j = {
-                let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.jobs[q.ix()].pop_ordered(pl, st) {
-                    Some(j) => j,
-                    None => break,
-                }
-            };
+        while let Some(j) = pre.jobs[q.ix()].pop_by(ssn) {
             let mut stmt = ssn.statement();
             while ssn.plugins.job_starving(&ssn.state, j) {
-                let t = {
-                    let (st, pl) = (&ssn.state, &ssn.plugins);
-                    match pre.tasks[j.ix()].pop_ordered(pl, st) {
-                        Some(t) => t,
-                        None => break,
-                    }
-                };
+                let Some(t) = pre.tasks[j.ix()].pop_by(ssn) else { break };
                 preempt(ssn, &mut stmt, &settings, &mut scratch, t, Scope::BetweenJobs);
             }
             if ssn.plugins.job_pipelined(&ssn.state, j) {
@@ -123,14 +100,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         for i in 0..pre.under_request[q.ix()].len() {
             let j = pre.under_request[q.ix()][i];
             let mut tasks = pending_tasks(&ssn.state, &ssn.plugins, j);
-            loop {
-                let t = {
-                    let (st, pl) = (&ssn.state, &ssn.plugins);
-                    match tasks.pop_ordered(pl, st) {
-                        Some(t) => t,
-                        None => break,
-                    }
-                };
+            while let Some(t) = tasks.pop_by(ssn) {
                 let mut stmt = ssn.statement();
                 if preempt(ssn, &mut stmt, &settings, &mut scratch, t, Scope::WithinJob) {
                     if stmt.has_evictions() {

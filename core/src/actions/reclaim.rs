@@ -36,33 +36,16 @@ pub const REASON: &str = "reclaim";
 pub fn execute(ssn: &mut Session<'_>) {
     let mut pre = Preemptors::gather(ssn);
     let mut queues: GoHeap<QueueIdx> = GoHeap::default();
-    {
-        let (st, pl) = (&ssn.state, &ssn.plugins);
-        for &q in &pre.queues {
-            queues.push_ordered(q, pl, st);
-        }
+    for &q in &pre.queues {
+        queues.push_by(q, ssn);
     }
     let mut buf = Buffers::default();
-    loop {
-        let q = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match queues.pop_ordered(pl, st) {
-                Some(q) => q,
-                None => break,
-            }
-        };
+    while let Some(q) = queues.pop_by(ssn) {
         if ssn.plugins.overused(&ssn.state, q) {
             continue;
         }
         // Every starving job of the queue in this one visit.
-        loop {
-            let j = {
-                let (st, pl) = (&ssn.state, &ssn.plugins);
-                match pre.jobs[q.ix()].pop_ordered(pl, st) {
-                    Some(j) => j,
-                    None => break,
-                }
-            };
+        while let Some(j) = pre.jobs[q.ix()].pop_by(ssn) {
             reclaim_for_job(ssn, &mut pre, &mut buf, q, j);
         }
     }
@@ -73,13 +56,7 @@ pub fn execute(ssn: &mut Session<'_>) {
 fn reclaim_for_job<'a>(ssn: &mut Session<'a>, pre: &mut Preemptors, buf: &mut Buffers, q: QueueIdx, j: JobIdx) {
     let mut stmt = ssn.statement();
     while ssn.plugins.job_starving(&ssn.state, j) {
-        let t = {
-            let (st, pl) = (&ssn.state, &ssn.plugins);
-            match pre.tasks[j.ix()].pop_ordered(pl, st) {
-                Some(t) => t,
-                None => break,
-            }
-        };
+        let Some(t) = pre.tasks[j.ix()].pop_by(ssn) else { break };
         if ssn.state.tasks.rec[t.ix()].spec.preemption_never {
             continue;
         }

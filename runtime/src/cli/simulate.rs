@@ -138,6 +138,23 @@ fn conf_with_options(mut conf: SchedulerConf, args: &SimulateArgs) -> SchedulerC
     conf
 }
 
+impl SimulateArgs {
+    /// `conf` with these arguments' scheduler options applied, and the simulation options: what
+    /// `basalt simulate` runs [`sim::run`] with once it has read the conf, so a runner in the
+    /// same process (runtime/tests/scenarios_in_process.rs) decides exactly as the command.
+    pub fn apply(&self, conf: SchedulerConf) -> (SchedulerConf, SimOptions) {
+        let opts = SimOptions {
+            cycles: self.cycles.unwrap_or(1),
+            until_jobs_finished: if self.cycles.is_some() { None } else { Some(self.max_cycles) },
+            schedule_period_ms: i64::try_from(self.schedule_period.as_millis()).unwrap_or(i64::MAX),
+            seed: self.seed,
+            scheduler_name: self.scheduler_name.clone(),
+            termination_grace_ms: (self.termination_grace * 1000.0).round().min(i64::MAX as f64) as i64,
+        };
+        (conf_with_options(conf, self), opts)
+    }
+}
+
 /// Runs `basalt simulate`; returns the exit code: 0, [`EXIT_NOTHING_LOADED`] or
 /// [`EXIT_BAD_CONF`].
 pub fn run(args: &SimulateArgs) -> u8 {
@@ -161,15 +178,7 @@ pub fn run(args: &SimulateArgs) -> u8 {
     for n in sim::NotHonouredReport::of(&conf, None) {
         eprintln!("warning: {what}: {}", n.message);
     }
-    let conf = conf_with_options(conf, args);
-    let opts = SimOptions {
-        cycles: args.cycles.unwrap_or(1),
-        until_jobs_finished: if args.cycles.is_some() { None } else { Some(args.max_cycles) },
-        schedule_period_ms: i64::try_from(args.schedule_period.as_millis()).unwrap_or(i64::MAX),
-        seed: args.seed,
-        scheduler_name: args.scheduler_name.clone(),
-        termination_grace_ms: (args.termination_grace * 1000.0).round().min(i64::MAX as f64) as i64,
-    };
+    let (conf, opts) = args.apply(conf);
     let (out, timings) = match sim::run_timed(&args.cluster, &conf, &opts) {
         Ok(run) => run,
         Err(e @ SimError::NothingLoaded { .. }) => {

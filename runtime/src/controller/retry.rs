@@ -65,13 +65,7 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The HTTP status of an API error, if the server answered.
-pub fn api_code(e: &kube::Error) -> Option<u16> {
-    match e {
-        kube::Error::Api(s) => Some(s.code),
-        _ => None,
-    }
-}
+pub use crate::plumbing::api_errors::api_code;
 
 #[cfg(test)]
 mod tests {

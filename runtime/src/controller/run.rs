@@ -6,7 +6,8 @@
 //! beside it the PodGroup controller ([`PgController`]) and the Queue controller
 //! ([`QueueController`]); `--controllers` (Volcano's syntax: `*`, names, `-name`) picks among
 //! `job-controller`, `pg-controller` and `queue-controller`; `/metrics` and `/healthz`; stops on
-//! SIGTERM/SIGINT or when leadership is lost.
+//! SIGTERM/SIGINT or when leadership is lost. Start, leadership and stop are the shared
+//! [`crate::plumbing::process`] runner's.
 
 use super::cache::Cache;
 use super::execute::{process, Context, ExecError};
@@ -20,11 +21,11 @@ use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
 use super::retry::drain_with;
 use crate::crd::{Command, Job, PodGroup, Queue};
-use crate::plumbing::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use crate::plumbing::client::{ElectionFlags, Endpoints};
 use crate::plumbing::events::{EventRecorder, EventSink};
 use crate::plumbing::http::HealthCheck;
-use crate::plumbing::leader::{self, Leadership};
 use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::process::{until_stopped, Process, ProcessFlags, Stop};
 use crate::plumbing::watch::{self, WatchStats};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
@@ -35,12 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
-/// Exit code: stopped by a signal.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a fatal runtime error (no API server, lost leadership).
-pub const EXIT_FATAL: u8 = 1;
-/// Exit code: a flag is invalid.
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub use crate::plumbing::process::{EXIT_BAD_INPUT, EXIT_FATAL, EXIT_OK};
 
 /// The watches a worker waits for before its first request.
 const WATCHES: usize = 5;
@@ -101,38 +97,26 @@ async fn run_async(args: ControllerOptions) -> u8 {
             tracing::warn!("--controllers names {c}, which Basalt does not implement; skipped");
         }
     }
-    let identity = match leader::default_identity() {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FATAL;
-        }
+    let flags = ProcessFlags {
+        kubeconfig: &args.kubeconfig,
+        master: &args.master,
+        component: "basalt-controller",
+        election: ElectionFlags {
+            elect: args.leader_elect,
+            resource_lock: &args.leader_elect_resource_lock,
+            namespace: args.leader_elect_resource_namespace.clone(),
+            name: args.leader_elect_resource_name.clone(),
+            lease_duration: args.leader_elect_lease_duration,
+            renew_deadline: args.leader_elect_renew_deadline,
+            retry_period: args.leader_elect_retry_period,
+        },
     };
-    let election = ElectionFlags {
-        elect: args.leader_elect,
-        resource_lock: &args.leader_elect_resource_lock,
-        namespace: args.leader_elect_resource_namespace.clone(),
-        name: args.leader_elect_resource_name.clone(),
-        lease_duration: args.leader_elect_lease_duration,
-        renew_deadline: args.leader_elect_renew_deadline,
-        retry_period: args.leader_elect_retry_period,
+    let mut process = match Process::start(&flags).await {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    let lease = match lease_config(&election, &identity) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    let client = match api_client(&args.kubeconfig, &args.master, "basalt-controller", &identity).await {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FATAL;
-        }
-    };
+    let client = process.client.clone();
     let metrics = Arc::new(ControllerMetrics::new());
-    let (http_stop_tx, http_stop) = tokio::sync::watch::channel(false);
     let synced = Arc::new(Synced::default());
     let s = synced.clone();
     // Only the job controller's watches are counted (the others start acting at once).
@@ -150,27 +134,25 @@ async fn run_async(args: ControllerOptions) -> u8 {
         metrics: args.enable_metrics.then(|| (args.listen_address.clone(), Arc::new(move || m.encode()) as _)),
         healthz: args.enable_healthz.then(|| (args.healthz_address.clone(), health)),
     };
-    let servers = match serve(endpoints, http_stop.clone()).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
+    if let Err(code) = process.serve(endpoints).await {
+        return code;
+    }
+
+    // Nothing runs before the Lease is held; a stop signal while waiting for it ends the process.
+    let elected = tokio::select! {
+        l = process.lead() => Some(l),
+        _ = crate::plumbing::client::wait_for_signal() => None,
+    };
+    let leadership = match elected {
+        Some(Ok(l)) => l,
+        Some(Err(e)) => {
+            eprintln!("error: leader election: {e}");
             return EXIT_FATAL;
         }
-    };
-
-    let leadership = if args.leader_elect {
-        tokio::select! {
-            l = leader::acquire(client.clone(), lease) => match l {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("error: leader election: {e}");
-                    return EXIT_FATAL;
-                }
-            },
-            _ = crate::plumbing::client::wait_for_signal() => return EXIT_OK,
+        None => {
+            process.shutdown(None).await;
+            return EXIT_OK;
         }
-    } else {
-        Leadership::unelected()
     };
     metrics.set_leader(true);
     let lost = leadership.lost();
@@ -229,7 +211,7 @@ async fn run_async(args: ControllerOptions) -> u8 {
     }
     tracing::info!(
         workers = args.worker_threads,
-        identity = %identity,
+        identity = %process.identity,
         leader_elect = args.leader_elect,
         job_controller = run_jobs,
         pg_controller = run_pg,
@@ -237,21 +219,16 @@ async fn run_async(args: ControllerOptions) -> u8 {
         cronjob_controller = run_crons,
         "basalt controller started"
     );
-    let code = tokio::select! {
-        _ = crate::plumbing::client::wait_for_signal() => EXIT_OK,
-        _ = lost => {
-            tracing::error!("lost the leader lease: stopping");
-            metrics.set_leader(false);
-            EXIT_FATAL
-        }
-    };
+    let stop = until_stopped(lost).await;
+    if stop == Stop::LostLease {
+        tracing::error!("lost the leader lease: stopping");
+        metrics.set_leader(false);
+    }
     for t in tasks {
         t.abort();
     }
-    leadership.release().await;
-    let _ = http_stop_tx.send(true);
-    drop(servers);
-    code
+    process.shutdown(Some(leadership)).await;
+    stop.code()
 }
 
 async fn worker(ctx: Arc<Context>, w: usize, synced: Arc<Synced>) {

@@ -2,7 +2,8 @@
 //! config), creates the `root` and default Queues when missing (volcano-behaviour.md §1.3),
 //! starts the watchers, binder and status writer, runs the scheduling loop on its own thread
 //! every `--schedule-period` (sliding: counted from the end of the previous cycle), and stops on
-//! SIGTERM/SIGINT after the binds in flight finish (or the grace period ends).
+//! SIGTERM/SIGINT after the binds in flight finish (or the grace period ends). Start,
+//! leadership and stop are the shared [`crate::plumbing::process`] runner's.
 
 use super::binder::{self, BindOutcome, BinderConfig};
 use super::cycle::{Input, Outputs, Scheduler};
@@ -14,10 +15,11 @@ use super::reload::ConfWatcher;
 use super::status::{self, Write, WriterConfig};
 use super::watch;
 use crate::crd;
-use crate::plumbing::client::{api_client, lease_config, serve, ElectionFlags, Endpoints};
+use crate::plumbing::client::{ElectionFlags, Endpoints};
 use crate::plumbing::http::HealthCheck;
 use crate::plumbing::leader::{self, Leadership};
 use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::process::{Process, ProcessFlags};
 use crate::plumbing::watch::WatchStats;
 use basalt_core::conf::SchedulerConf;
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
@@ -28,12 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-/// Exit code: stopped by a signal after draining.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: a fatal runtime error (no API server, lost leadership, startup queues).
-pub const EXIT_FATAL: u8 = 1;
-/// Exit code: the conf or a flag is invalid.
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub use crate::plumbing::process::{EXIT_BAD_INPUT, EXIT_FATAL, EXIT_OK};
 
 /// How long in-flight binds may take to finish after a stop signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -200,33 +197,6 @@ pub fn run(args: &SchedulerOptions) -> u8 {
 }
 
 async fn run_async(args: SchedulerOptions) -> u8 {
-    let identity = match leader::default_identity() {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FATAL;
-        }
-    };
-    let election = ElectionFlags {
-        elect: args.leader_elect,
-        resource_lock: &args.leader_elect_resource_lock,
-        namespace: args.lease_namespace.clone(),
-        name: if args.leader_elect_resource_name.is_empty() {
-            leader::lease_name(&args.scheduler_names)
-        } else {
-            args.leader_elect_resource_name.clone()
-        },
-        lease_duration: args.leader_elect_lease_duration,
-        renew_deadline: args.leader_elect_renew_deadline,
-        retry_period: args.leader_elect_retry_period,
-    };
-    let lease = match lease_config(&election, &identity) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
     let conf = {
         let a = args.clone();
         let strict = args.strict;
@@ -250,16 +220,31 @@ async fn run_async(args: SchedulerOptions) -> u8 {
             }
         }
     };
-    let client = match api_client(&args.kubeconfig, &args.master, "basalt-scheduler", &identity).await {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FATAL;
-        }
+    let flags = ProcessFlags {
+        kubeconfig: &args.kubeconfig,
+        master: &args.master,
+        component: "basalt-scheduler",
+        election: ElectionFlags {
+            elect: args.leader_elect,
+            resource_lock: &args.leader_elect_resource_lock,
+            namespace: args.lease_namespace.clone(),
+            name: if args.leader_elect_resource_name.is_empty() {
+                leader::lease_name(&args.scheduler_names)
+            } else {
+                args.leader_elect_resource_name.clone()
+            },
+            lease_duration: args.leader_elect_lease_duration,
+            renew_deadline: args.leader_elect_renew_deadline,
+            retry_period: args.leader_elect_retry_period,
+        },
     };
+    let mut process = match Process::start(&flags).await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let client = process.client.clone();
 
     let metrics = Arc::new(Metrics::new());
-    let (http_stop_tx, http_stop) = tokio::sync::watch::channel(false);
     let loop_alive = Arc::new(AtomicBool::new(true));
     let alive = loop_alive.clone();
     let health: HealthCheck =
@@ -269,13 +254,9 @@ async fn run_async(args: SchedulerOptions) -> u8 {
         metrics: args.enable_metrics.then(|| (args.listen_address.clone(), Arc::new(move || m.encode()) as _)),
         healthz: args.enable_healthz.then(|| (args.healthz_address.clone(), health)),
     };
-    let servers = match serve(endpoints, http_stop.clone()).await {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FATAL;
-        }
-    };
+    if let Err(code) = process.serve(endpoints).await {
+        return code;
+    }
     if let Err(e) = ensure_startup_queues(&client, &args.default_queue).await {
         eprintln!("error: {e}");
         return EXIT_FATAL;
@@ -402,7 +383,7 @@ async fn run_async(args: SchedulerOptions) -> u8 {
     tracing::info!(
         schedulers = ?args.scheduler_names,
         period = ?args.schedule_period,
-        identity = %identity,
+        identity = %process.identity,
         leader_elect = args.leader_elect,
         actions = ?conf.current().actions.iter().map(|a| a.name()).collect::<Vec<_>>(),
         "basalt scheduler started"
@@ -422,17 +403,13 @@ async fn run_async(args: SchedulerOptions) -> u8 {
         }
     };
 
+    // The loop schedules only once the Lease is held (`leading`); a lost Lease stops the process.
     let election = {
-        let slot = leadership.clone();
-        let (client, lease, elect, m) = (client.clone(), lease.clone(), args.leader_elect, metrics.clone());
+        let (slot, m, process) = (leadership.clone(), metrics.clone(), &process);
         async move {
-            let l = if elect {
-                match leader::acquire(client, lease).await {
-                    Ok(l) => l,
-                    Err(e) => return format!("leader election: {e}"),
-                }
-            } else {
-                Leadership::unelected()
+            let l = match process.lead().await {
+                Ok(l) => l,
+                Err(e) => return format!("leader election: {e}"),
             };
             let lost = l.lost();
             if let Ok(mut g) = slot.lock() {
@@ -470,11 +447,7 @@ async fn run_async(args: SchedulerOptions) -> u8 {
         w.abort();
     }
     let held = leadership.lock().ok().and_then(|mut g| g.take());
-    if let Some(l) = held {
-        l.release().await;
-    }
-    let _ = http_stop_tx.send(true);
-    drop(servers);
+    process.shutdown(held).await;
     match joined {
         Ok(Ok(s)) => {
             tracing::info!(cycles = s.cycles(), bound = s.bound, bind_failures = s.bind_failures, "stopped");

@@ -24,6 +24,7 @@
 
 use super::outstanding::BindsOutstanding;
 use crate::crd;
+use crate::plumbing::api_errors::{conflict, not_found, transient, unreachable};
 use crate::plumbing::events::EventRecorder;
 use crate::plumbing::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::Pod;
@@ -173,30 +174,6 @@ fn pod_group_resource() -> ApiResource {
 
 fn queue_resource() -> ApiResource {
     ApiResource::erase::<crd::Queue>(&())
-}
-
-fn transient(e: &kube::Error) -> bool {
-    match e {
-        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
-        _ => true,
-    }
-}
-
-/// Whether `e` says the request never reached a server: a transport error other than a
-/// timeout (an API status, 429 or 5xx, means the server answered).
-fn unreachable(e: &kube::Error) -> bool {
-    match e {
-        kube::Error::Api(_) => false,
-        other => !other.to_string().contains("timed out"),
-    }
-}
-
-fn conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
-}
-
-fn not_found(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 404)
 }
 
 /// What every write shares.

@@ -19,6 +19,7 @@
 //! and its aggregation of *similar* events (same reason, different messages) into
 //! "(combined from similar events)".
 
+use super::api_errors::{not_found, transient};
 use super::limiter::RateLimiter;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -238,13 +239,6 @@ pub struct EventRecorder {
     correlator: Mutex<Correlator>,
 }
 
-fn transient(e: &kube::Error) -> bool {
-    match e {
-        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
-        _ => true,
-    }
-}
-
 impl EventRecorder {
     /// A recorder writing as `component` through `client`, each call behind `limiter` (when
     /// given) and `timeout`, a transient failure (timeout, transport, 429, 5xx) retried up to
@@ -300,7 +294,7 @@ impl EventRecorder {
                 for _ in 0..self.max_attempts {
                     match self.call(&mut calls, api.patch(&name, &PatchParams::default(), &Patch::Merge(&body))).await {
                         Ok(_) => return Recorded { calls, outcome: Ok(()) },
-                        Err(kube::Error::Api(s)) if s.code == 404 => {
+                        Err(e) if not_found(&e) => {
                             gone = true;
                             break;
                         }

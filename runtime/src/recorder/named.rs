@@ -8,8 +8,7 @@
 //! as [`THIS_SESSION`], so an unchanged PodGroup does not differ from one cycle to the next.
 
 use basalt_core::cluster::Cluster;
-use basalt_core::decision::Decisions;
-use basalt_core::model::{PodGroupCondition, PodGroupPhase};
+use basalt_core::decision::{Decisions, PodGroupStatus};
 use basalt_core::resource::ResourceList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -20,22 +19,12 @@ pub type ObjKey = (String, String);
 /// Stands for "the session id of the cycle that decided it" in a condition's `transitionID`.
 pub const THIS_SESSION: &str = "=session";
 
-/// A PodGroup's status as a cycle decided it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GroupStatus {
-    /// `status.phase`.
-    pub phase: PodGroupPhase,
-    /// `status.conditions` (`transitionID` of this cycle as [`THIS_SESSION`]).
-    pub conditions: Vec<PodGroupCondition>,
-    /// `status.running`.
-    pub running: i32,
-    /// `status.succeeded`.
-    pub succeeded: i32,
-    /// `status.failed`.
-    pub failed: i32,
-    /// Whether the live scheduler writes it (anything but timestamps changed).
-    pub changed: bool,
-}
+/// A PodGroup's status as a cycle decided it: the core's [`PodGroupStatus`] with the PodGroup
+/// left out (`()`: the map of [`NamedDecisions::pod_groups`] keys it by name), its
+/// `transitionID` of this cycle as [`THIS_SESSION`]. Stored as the core's fields in order
+/// (postcard writes `()` as nothing), so recordings of the former recorder-own struct with the
+/// same fields read unchanged.
+pub type GroupStatus = PodGroupStatus<()>;
 
 /// An event on a PodGroup.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,28 +87,11 @@ impl NamedDecisions {
             events: BTreeMap::new(),
         };
         for s in &d.pod_groups {
-            let conditions = s
-                .conditions
-                .iter()
-                .map(|c| {
-                    let mut c = c.clone();
-                    if c.transition_id == session {
-                        c.transition_id = THIS_SESSION.into();
-                    }
-                    c
-                })
-                .collect();
-            out.pod_groups.insert(
-                group(s.group),
-                GroupStatus {
-                    phase: s.phase,
-                    conditions,
-                    running: s.running,
-                    succeeded: s.succeeded,
-                    failed: s.failed,
-                    changed: s.changed,
-                },
-            );
+            let mut status: GroupStatus = s.naming(());
+            for c in status.conditions.iter_mut().filter(|c| c.transition_id == session) {
+                c.transition_id = THIS_SESSION.into();
+            }
+            out.pod_groups.insert(group(s.group), status);
         }
         for e in &d.events {
             out.events.entry(group(e.group)).or_default().push(GroupEvent {
@@ -221,6 +193,54 @@ impl DecisionsDiff {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use basalt_core::model::{PodGroupCondition, PodGroupPhase};
+
+    /// The recorder's own copy of a PodGroup status before it reused the core's
+    /// [`PodGroupStatus`] (the struct recordings made until then hold).
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct FormerGroupStatus {
+        phase: PodGroupPhase,
+        conditions: Vec<PodGroupCondition>,
+        running: i32,
+        succeeded: i32,
+        failed: i32,
+        changed: bool,
+    }
+
+    #[test]
+    fn a_group_status_is_stored_as_the_former_struct_was() {
+        let condition = PodGroupCondition {
+            kind: "Unschedulable".into(),
+            status: "True".into(),
+            transition_id: THIS_SESSION.into(),
+            reason: "NotEnoughResources".into(),
+            message: "2/3 tasks in gang unschedulable".into(),
+        };
+        let former = FormerGroupStatus {
+            phase: PodGroupPhase::Inqueue,
+            conditions: vec![condition.clone()],
+            running: 1,
+            succeeded: -2,
+            failed: 300,
+            changed: true,
+        };
+        let now: GroupStatus = PodGroupStatus {
+            group: (),
+            phase: PodGroupPhase::Inqueue,
+            conditions: vec![condition],
+            running: 1,
+            succeeded: -2,
+            failed: 300,
+            changed: true,
+        };
+        let old_bytes = postcard::to_stdvec(&former).unwrap();
+        assert_eq!(postcard::to_stdvec(&now).unwrap(), old_bytes, "the same bytes on disk");
+        assert_eq!(postcard::from_bytes::<GroupStatus>(&old_bytes).unwrap(), now, "an old recording reads");
+        let mut diff = DecisionsDiff::default();
+        diff.pod_groups.upsert.push((key("pg"), now));
+        let back: DecisionsDiff = postcard::from_bytes(&postcard::to_stdvec(&diff).unwrap()).unwrap();
+        assert_eq!(back, diff);
+    }
 
     fn key(n: &str) -> ObjKey {
         ("ns".into(), n.into())

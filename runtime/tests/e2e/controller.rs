@@ -13,18 +13,16 @@
 use crate::{e2e, support};
 
 use basalt_runtime::crd::{Command, Job};
+use e2e::pods;
 use e2e::process::SchedulerProcess;
-use e2e::{nodes, pods};
+use e2e::stack::{ControllerStack, StackSpec, CONTROLLER_USER, QPS};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use support::{
-    apply_manifest, apply_scheduler_rbac, deploy_dir, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver,
-};
+use support::{fresh_namespace, wait_for, TestApiserver};
 
-const CONTROLLER_USER: &str = "system:serviceaccount:volcano-system:volcano-controllers";
 const WAIT: Duration = Duration::from_secs(90);
 
 /// A task of `replicas` pods that run `seconds` (0: forever) and exit with `exit`.
@@ -245,23 +243,18 @@ fn pod_uids(all: &BTreeMap<String, Pod>) -> BTreeMap<String, String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controller_runs_volcano_jobs_through_their_lifecycle() -> support::Result<()> {
-    let server = TestApiserver::start()?;
-    let admin = server.admin_client().await?;
-    install_volcano_crds(&admin).await?;
-    apply_scheduler_rbac(&admin).await?;
-    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
-        .await?;
-    nodes(&admin, "node", 4, "32", "128Gi").await?;
-    let kubelet = Kubelet::start(admin.clone(), None);
-    let mut scheduler = SchedulerProcess::start(
-        server.dir(),
-        "scheduler",
-        &server.scheduler_kubeconfig(),
-        &["--leader-elect=false", "--schedule-period=500ms"],
-    )?;
-    let ctl_args = ["--leader-elect=false", "--kube-api-qps=200", "--kube-api-burst=200", "--max-requeue-num=-1"];
-    let mut controller =
-        SchedulerProcess::start_command("controller", server.dir(), "controller", &server.controllers_kubeconfig(), &ctl_args)?;
+    let ctl_args = ["--max-requeue-num=-1".to_string()];
+    let mut stack = ControllerStack::start(StackSpec {
+        nodes: 4,
+        cpu: "32",
+        memory: "128Gi",
+        schedule_period: "500ms",
+        kubelet: true,
+        qps: QPS,
+        controller_args: &ctl_args,
+    })
+    .await?;
+    let admin = stack.admin.clone();
 
     let results = tokio::join!(
         two_task_job(admin.clone()),
@@ -282,11 +275,11 @@ async fn controller_runs_volcano_jobs_through_their_lifecycle() -> support::Resu
         ("dependsOn", results.5.map(|_| ())),
     ] {
         if let Err(e) = r {
-            panic!("{name}: {e}\ncontroller log:\n{}", log(&controller));
+            panic!("{name}: {e}\ncontroller log:\n{}", log(&stack.controller));
         }
     }
 
-    check_depends_on_order(&server, &dep_ns?)?;
+    check_depends_on_order(&stack.server, &dep_ns?)?;
 
     // Killed mid-job and restarted: the new process neither duplicates nor loses a pod.
     let ns = fresh_namespace(&admin, "ctl-restart").await?;
@@ -295,27 +288,12 @@ async fn controller_runs_volcano_jobs_through_their_lifecycle() -> support::Resu
     wait_phase(&admin, &ns, "long", "Running").await?;
     let before = pod_uids(&pods(&admin, &ns).await?);
     assert_eq!(before.len(), 6);
-    controller.kill();
-    let mut controller =
-        SchedulerProcess::start_command("controller", server.dir(), "controller-2", &server.controllers_kubeconfig(), &ctl_args)?;
+    stack.restart_controller("controller-2", &ctl_args)?;
     let done = wait_phase(&admin, &ns, "long", "Completed").await;
     if let Err(e) = done {
-        panic!("after restart: {e}\ncontroller log:\n{}", log(&controller));
+        panic!("after restart: {e}\ncontroller log:\n{}", log(&stack.controller));
     }
     assert_eq!(pod_uids(&pods(&admin, &ns).await?), before, "same six pods before and after the restart");
-
-    let refused: Vec<String> = server
-        .audit()?
-        .by_user(CONTROLLER_USER)
-        .events()
-        .iter()
-        .filter(|e| e.code == 403)
-        .map(|e| format!("{} {}", e.verb, e.request_uri))
-        .collect();
-    assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
-    assert_eq!(controller.terminate(), Some(0), "controller log:\n{}", log(&controller));
-    assert_eq!(scheduler.terminate(), Some(0));
-    let errors = kubelet.stop().await;
-    assert!(errors.is_empty(), "kubelet errors: {errors:?}");
-    Ok(())
+    stack.assert_within_role()?;
+    stack.stop(60).await
 }

@@ -18,16 +18,13 @@
 use crate::{e2e, support};
 
 use basalt_runtime::crd::Job;
-use e2e::nodes;
-use e2e::process::SchedulerProcess;
+use e2e::stack::{log_tail, ControllerStack, StackSpec, CONTROLLER_USER};
 use futures::StreamExt;
 use kube::api::{ListParams, PostParams};
 use kube::{Api, Client};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use support::{apply_manifest, apply_scheduler_rbac, deploy_dir, fresh_namespace, install_volcano_crds, Kubelet, TestApiserver};
-
-const CONTROLLER_USER: &str = "system:serviceaccount:volcano-system:volcano-controllers";
+use support::fresh_namespace;
 
 /// `name` from the environment as a number, else `default`. Errors: set but not a number.
 fn env_number(name: &str, default: u64) -> support::Result<u64> {
@@ -58,29 +55,20 @@ async fn phases(client: &Client, ns: &str) -> support::Result<BTreeMap<String, u
 async fn a_burst_of_jobs_completes_within_the_controllers_role() -> support::Result<()> {
     let jobs_n = env_number("BASALT_BURST_JOBS", e2e::scale::pick(100, 1_000)?)? as usize;
     let wait = Duration::from_secs(env_number("BASALT_BURST_WAIT_SECS", 600)?);
-    let server = TestApiserver::start()?;
-    let admin = server.admin_client().await?;
-    install_volcano_crds(&admin).await?;
-    apply_scheduler_rbac(&admin).await?;
-    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
-        .await?;
+    let ctl_args: Vec<String> = ["--worker-threads=10", "--max-requeue-num=-1"].map(String::from).into();
     // 12 nodes × 110 pods: every Job's pod fits at once, so the burst measures the controller.
-    nodes(&admin, "node", 12, "32", "128Gi").await?;
-    let kubelet = Kubelet::start(admin.clone(), None);
-    let mut scheduler = SchedulerProcess::start(
-        server.dir(),
-        "scheduler",
-        &server.scheduler_kubeconfig(),
-        &["--leader-elect=false", "--schedule-period=500ms"],
-    )?;
-    let mut controller = SchedulerProcess::start_command(
-        "controller",
-        server.dir(),
-        "controller",
-        &server.controllers_kubeconfig(),
-        &["--leader-elect=false", "--worker-threads=10", "--kube-api-qps=500", "--kube-api-burst=500", "--max-requeue-num=-1"],
-    )?;
-    let ns = fresh_namespace(&admin, "burst").await?;
+    let stack = ControllerStack::start(StackSpec {
+        nodes: 12,
+        cpu: "32",
+        memory: "128Gi",
+        schedule_period: "500ms",
+        kubelet: true,
+        qps: 500,
+        controller_args: &ctl_args,
+    })
+    .await?;
+    let (server, admin, controller) = (&stack.server, &stack.admin, &stack.controller);
+    let ns = fresh_namespace(admin, "burst").await?;
     let api: Api<Job> = Api::namespaced(admin.clone(), &ns);
     let started = std::time::Instant::now();
     let jobs: Vec<Job> = (0..jobs_n).map(|i| small_job(&format!("j{i:04}"))).collect::<support::Result<_>>()?;
@@ -99,14 +87,14 @@ async fn a_burst_of_jobs_completes_within_the_controllers_role() -> support::Res
     // Listed every 2 s, not every 50 ms: a list of 1,000 Jobs is itself load on the server.
     let deadline = tokio::time::Instant::now() + wait;
     loop {
-        let by = phases(&admin, &ns).await?;
+        let by = phases(admin, &ns).await?;
         if by.get("Completed").copied() == Some(jobs_n) {
             break;
         }
         if tokio::time::Instant::now() >= deadline {
             panic!(
                 "{jobs_n} Jobs not Completed within {wait:?}: phases {by:?}\ncontroller log tail:\n{}",
-                tail(&controller.log_text(), 60)
+                log_tail(&controller.log_text(), 60)
             );
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -127,10 +115,8 @@ async fn a_burst_of_jobs_completes_within_the_controllers_role() -> support::Res
         took.as_secs_f64(),
         per_job.join(", ")
     );
+    stack.assert_within_role()?;
     let audit = all.by_user(CONTROLLER_USER);
-    let refused: Vec<String> =
-        audit.events().iter().filter(|e| e.code == 403).map(|e| format!("{} {}", e.verb, e.request_uri)).collect();
-    assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
     let mut creates: BTreeMap<String, usize> = BTreeMap::new();
     for e in audit
         .events()
@@ -143,14 +129,5 @@ async fn a_burst_of_jobs_completes_within_the_controllers_role() -> support::Res
     let twice: Vec<&String> = creates.iter().filter(|(_, n)| **n > 1).map(|(p, _)| p).collect();
     assert!(twice.is_empty(), "pods created more than once: {twice:?}");
 
-    assert_eq!(controller.terminate(), Some(0), "controller log:\n{}", tail(&controller.log_text(), 60));
-    assert_eq!(scheduler.terminate(), Some(0));
-    let errors = kubelet.stop().await;
-    assert!(errors.is_empty(), "kubelet errors: {errors:?}");
-    Ok(())
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+    stack.stop(60).await
 }

@@ -21,13 +21,13 @@ use crate::{e2e, support};
 use basalt_runtime::crd::{Job, PodGroup};
 use basalt_runtime::plumbing::events::{EventRecorder, Involved, WARNING};
 use e2e::process::SchedulerProcess;
+use e2e::stack::CONTROLLER_USER;
 use k8s_openapi::api::core::v1::{Event, ResourceQuota};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use std::time::Duration;
 use support::{apply_manifest, create_queue, deploy_dir, fresh_namespace, install_volcano_crds, queue, wait_for, TestApiserver};
 
-const CONTROLLER_USER: &str = "system:serviceaccount:volcano-system:volcano-controllers";
 const WAIT: Duration = Duration::from_secs(60);
 
 /// The Events on object `name` (any kind) of `reason` in `ns`.

@@ -29,18 +29,14 @@
 use crate::{e2e, support};
 
 use basalt_runtime::crd::{Command, Job, PodGroup};
-use e2e::nodes;
-use e2e::process::SchedulerProcess;
+use e2e::stack::{ControllerStack, StackSpec, QPS};
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Event, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::time::Duration;
-use support::{
-    apply_manifest, apply_scheduler_rbac, deploy_dir, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver,
-};
+use support::{fresh_namespace, wait_for};
 
-const CONTROLLER_USER: &str = "system:serviceaccount:volcano-system:volcano-controllers";
 const WAIT: Duration = Duration::from_secs(90);
 
 fn job_yaml(name: &str, plugins: &str, tasks: &[(&str, i32)]) -> String {
@@ -381,27 +377,17 @@ async fn partitioned_job(client: Client) -> support::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_plugins_create_their_objects_and_mutate_pods() -> support::Result<()> {
-    let server = TestApiserver::start()?;
-    let admin = server.admin_client().await?;
-    install_volcano_crds(&admin).await?;
-    apply_scheduler_rbac(&admin).await?;
-    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
-        .await?;
-    nodes(&admin, "node", 2, "16", "64Gi").await?;
-    let kubelet = Kubelet::start(admin.clone(), None);
-    let mut scheduler = SchedulerProcess::start(
-        server.dir(),
-        "scheduler",
-        &server.scheduler_kubeconfig(),
-        &["--leader-elect=false", "--schedule-period=500ms"],
-    )?;
-    let mut controller = SchedulerProcess::start_command(
-        "controller",
-        server.dir(),
-        "controller",
-        &server.controllers_kubeconfig(),
-        &["--leader-elect=false", "--kube-api-qps=200", "--kube-api-burst=200"],
-    )?;
+    let stack = ControllerStack::start(StackSpec {
+        nodes: 2,
+        cpu: "16",
+        memory: "64Gi",
+        schedule_period: "500ms",
+        kubelet: true,
+        qps: QPS,
+        controller_args: &[],
+    })
+    .await?;
+    let (admin, controller) = (&stack.admin, &stack.controller);
     let results = tokio::join!(
         mpi_job(admin.clone()),
         svc_without_network_policy(admin.clone()),
@@ -428,19 +414,6 @@ async fn job_plugins_create_their_objects_and_mutate_pods() -> support::Result<(
     }
     let log = controller.log_text();
     assert!(log.contains("spec.plugins.horovod: unknown job plugin"), "the unknown plugin is reported:\n{log}");
-
-    let refused: Vec<String> = server
-        .audit()?
-        .by_user(CONTROLLER_USER)
-        .events()
-        .iter()
-        .filter(|e| e.code == 403)
-        .map(|e| format!("{} {}", e.verb, e.request_uri))
-        .collect();
-    assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
-    assert_eq!(controller.terminate(), Some(0), "controller log:\n{log}");
-    assert_eq!(scheduler.terminate(), Some(0));
-    let errors = kubelet.stop().await;
-    assert!(errors.is_empty(), "kubelet errors: {errors:?}");
-    Ok(())
+    stack.assert_within_role()?;
+    stack.stop(60).await
 }

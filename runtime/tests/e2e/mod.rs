@@ -1,12 +1,14 @@
 //! Shared pieces of the end-to-end tests of `basalt scheduler` against the real test apiserver
-//! (`tests/support`): the scheduler as a child process, a cluster-building helper, and checks
-//! that read back what the scheduler wrote.
+//! (`tests/support`): the scheduler as a child process, a cluster-building helper, the controller
+//! tests' server with scheduler and controller ([`stack::ControllerStack`]), and checks that read
+//! back what the scheduler wrote.
 
 #![allow(dead_code)]
 
 pub mod process;
 pub mod rig;
 pub mod scale;
+pub mod stack;
 
 use crate::support::{self, create_nodes, create_pod_group, create_pods, create_queue, pod_group, queue, TestNode, TestPod};
 use k8s_openapi::api::core::v1::{Event, Pod};

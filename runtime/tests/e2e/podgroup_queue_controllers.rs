@@ -20,19 +20,16 @@ use crate::{e2e, support};
 
 use basalt_runtime::crd::{Command, PodGroup, Queue};
 use e2e::process::SchedulerProcess;
-use e2e::{free_port, http_get, metric, node_of, nodes, pods};
+use e2e::stack::{ControllerStack, StackSpec, CONTROLLER_USER, QPS};
+use e2e::{free_port, http_get, metric, node_of, pods};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use std::time::Duration;
-use support::{
-    apply_manifest, apply_scheduler_rbac, create_pod, create_pod_group, create_queue, deploy_dir, fresh_namespace,
-    install_volcano_crds, pod_group, queue, wait_for, TestApiserver, TestPod,
-};
+use support::{create_pod, create_pod_group, create_queue, fresh_namespace, pod_group, queue, wait_for, TestPod};
 
-const CONTROLLER_USER: &str = "system:serviceaccount:volcano-system:volcano-controllers";
 const WAIT: Duration = Duration::from_secs(60);
 const GROUP: &str = "scheduling.k8s.io/group-name";
 
@@ -243,57 +240,46 @@ async fn queue_states(client: &Client, metrics_url: &str) -> support::Result<()>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn podgroup_and_queue_controllers_against_the_apiserver() -> support::Result<()> {
-    let server = TestApiserver::start()?;
-    let admin = server.admin_client().await?;
-    install_volcano_crds(&admin).await?;
-    apply_scheduler_rbac(&admin).await?;
-    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
-        .await?;
-    nodes(&admin, "node", 2, "8", "32Gi").await?;
-    let mut scheduler = SchedulerProcess::start(
-        server.dir(),
-        "scheduler",
-        &server.scheduler_kubeconfig(),
-        &["--leader-elect=false", "--schedule-period=500ms"],
-    )?;
     let port = free_port();
     let metrics_url = format!("http://127.0.0.1:{port}/metrics");
     // Metrics on a free port (the Queue controller's PodGroup counts are read there).
-    let ctl_args = |port: u16| -> Vec<String> {
-        let fixed = ["--leader-elect=false", "--kube-api-qps=200", "--kube-api-burst=200", "--enable-metrics"];
-        fixed.iter().map(|a| a.to_string()).chain([format!("--listen-address=127.0.0.1:{port}")]).collect()
-    };
-    let args = ctl_args(port);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut controller =
-        SchedulerProcess::start_command("controller", server.dir(), "controller", &server.controllers_kubeconfig(), &args)?;
+    let ctl_args = |port: u16| -> Vec<String> { vec!["--enable-metrics".into(), format!("--listen-address=127.0.0.1:{port}")] };
+    let mut stack = ControllerStack::start(StackSpec {
+        nodes: 2,
+        cpu: "8",
+        memory: "32Gi",
+        schedule_period: "500ms",
+        kubelet: false,
+        qps: QPS,
+        controller_args: &ctl_args(port),
+    })
+    .await?;
+    let admin = stack.admin.clone();
     let log = |p: &SchedulerProcess| p.log_text();
 
     let (a, b, c) = tokio::join!(plain_pod(&admin), replica_set_pods(&admin), queue_states(&admin, &metrics_url));
     for (name, r) in [("plain pod", a), ("queue states", c)] {
         if let Err(e) = r {
-            panic!("{name}: {e}\ncontroller log:\n{}\nscheduler log:\n{}", log(&controller), log(&scheduler));
+            panic!("{name}: {e}\ncontroller log:\n{}\nscheduler log:\n{}", log(&stack.controller), log(&stack.scheduler));
         }
     }
     let (rs_ns, rs) = match b {
         Ok(v) => v,
-        Err(e) => panic!("ReplicaSet pods: {e}\ncontroller log:\n{}\nscheduler log:\n{}", log(&controller), log(&scheduler)),
+        Err(e) => {
+            panic!("ReplicaSet pods: {e}\ncontroller log:\n{}\nscheduler log:\n{}", log(&stack.controller), log(&stack.scheduler))
+        }
     };
 
     // Restarted: a new pod of the ReplicaSet joins the existing PodGroup; nothing is re-created.
-    controller.kill();
-    let args = ctl_args(free_port());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut controller =
-        SchedulerProcess::start_command("controller", server.dir(), "controller-2", &server.controllers_kubeconfig(), &args)?;
+    stack.restart_controller("controller-2", &ctl_args(free_port()))?;
     create_pod(&admin, &owned_pod(&rs_ns, "web-c", &rs, "pgc-web")).await?;
     let got = match wait_grouped_and_bound(&admin, &rs_ns, &["web-c"]).await {
         Ok(g) => g,
-        Err(e) => panic!("after restart: {e}\ncontroller log:\n{}", log(&controller)),
+        Err(e) => panic!("after restart: {e}\ncontroller log:\n{}", log(&stack.controller)),
     };
     assert_eq!(group_of(&got[0]), Some(format!("podgroup-{}", rs.uid().unwrap_or_default())));
 
-    let audit = server.audit()?.by_user(CONTROLLER_USER);
+    let audit = stack.server.audit()?.by_user(CONTROLLER_USER);
     let creates: Vec<String> = audit
         .events()
         .iter()
@@ -301,10 +287,6 @@ async fn podgroup_and_queue_controllers_against_the_apiserver() -> support::Resu
         .map(|e| format!("{}/{}", e.namespace, e.name))
         .collect();
     assert_eq!(creates.len(), 2, "one PodGroup for the plain pod, one for the ReplicaSet: {creates:?}");
-    let refused: Vec<String> =
-        audit.events().iter().filter(|e| e.code == 403).map(|e| format!("{} {}", e.verb, e.request_uri)).collect();
-    assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
-    assert_eq!(controller.terminate(), Some(0), "controller log:\n{}", log(&controller));
-    assert_eq!(scheduler.terminate(), Some(0));
-    Ok(())
+    stack.assert_within_role()?;
+    stack.stop(60).await
 }

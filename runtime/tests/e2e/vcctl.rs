@@ -14,16 +14,13 @@
 use crate::{e2e, support};
 
 use basalt_runtime::crd::{Job, Queue};
-use e2e::nodes;
-use e2e::process::SchedulerProcess;
+use e2e::stack::{ControllerStack, StackSpec, QPS};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::ListParams;
 use kube::{Api, Client};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use support::{
-    apply_manifest, apply_scheduler_rbac, deploy_dir, fresh_namespace, install_volcano_crds, wait_for, Kubelet, TestApiserver,
-};
+use support::{fresh_namespace, wait_for};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -235,39 +232,25 @@ async fn bad_input(kc: &Path) -> support::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vcctl_drives_queues_and_jobs_through_the_controller() -> support::Result<()> {
-    let server = TestApiserver::start()?;
-    let admin = server.admin_client().await?;
-    install_volcano_crds(&admin).await?;
-    apply_scheduler_rbac(&admin).await?;
-    apply_manifest(&admin, &deploy_dir().join("controller.yaml"), &["ServiceAccount", "ClusterRole", "ClusterRoleBinding"])
-        .await?;
-    nodes(&admin, "node", 2, "8", "32Gi").await?;
-    let kubelet = Kubelet::start(admin.clone(), None);
-    let mut scheduler = SchedulerProcess::start(
-        server.dir(),
-        "scheduler",
-        &server.scheduler_kubeconfig(),
-        &["--leader-elect=false", "--schedule-period=200ms"],
-    )?;
-    let mut controller = SchedulerProcess::start_command(
-        "controller",
-        server.dir(),
-        "controller",
-        &server.controllers_kubeconfig(),
-        &["--leader-elect=false", "--kube-api-qps=200", "--kube-api-burst=200"],
-    )?;
+    let stack = ControllerStack::start(StackSpec {
+        nodes: 2,
+        cpu: "8",
+        memory: "32Gi",
+        schedule_period: "200ms",
+        kubelet: true,
+        qps: QPS,
+        controller_args: &[],
+    })
+    .await?;
+    let (server, admin) = (&stack.server, &stack.admin);
     // The scheduler creates the `default` queue the Jobs go to.
-    wait_queue_state(&admin, "default", "Open").await?;
+    wait_queue_state(admin, "default", "Open").await?;
     let kc = server.admin_kubeconfig();
-    let results = tokio::join!(queues(&admin, &kc), jobs(&admin, &kc, server.dir()), bad_input(&kc));
+    let results = tokio::join!(queues(admin, &kc), jobs(admin, &kc, server.dir()), bad_input(&kc));
     for (name, r) in [("queues", results.0), ("jobs", results.1), ("bad input", results.2)] {
         if let Err(e) = r {
-            panic!("{name}: {e}\ncontroller log:\n{}", controller.log_text());
+            panic!("{name}: {e}\ncontroller log:\n{}", stack.controller.log_text());
         }
     }
-    assert_eq!(controller.terminate(), Some(0));
-    assert_eq!(scheduler.terminate(), Some(0));
-    let errors = kubelet.stop().await;
-    assert!(errors.is_empty(), "kubelet errors: {errors:?}");
-    Ok(())
+    stack.stop(60).await
 }
