@@ -482,3 +482,22 @@ fn hypernodes_are_recorded_and_each_segment_replays_with_its_tree() {
     assert!(why.contains("network topology: hard, highestTierAllowed 1"), "{why}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Old recordings stay readable: `fixtures/recording-before-hypernodes` is twelve cycles of
+/// [`record`] (1,500-byte segments) written at 13:05 on the day HyperNodes joined the
+/// checkpoints, by the code before that change. It re-runs with identical decisions. A change
+/// to the stored types (the core's `Delta` objects, the recorder's records) that cannot read
+/// it breaks old recordings and must bump the format ([`basalt_runtime::recorder::format::MAGIC`]).
+#[test]
+fn a_recording_from_before_hypernodes_still_replays() {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-before-hypernodes");
+    assert_eq!(segment_files(&d).unwrap().len(), 10);
+    let r = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(r.cycles.len(), 12);
+    assert_eq!(r.cycles[0].cycle, 1001);
+    for c in &r.cycles {
+        assert!(c.differences.is_empty(), "cycle {}: {:?}", c.cycle, c.differences);
+    }
+    assert!(r.cycles.iter().map(|c| c.binds).sum::<usize>() > 20);
+    assert!(r.walk.truncated.is_empty() && r.walk.live.is_empty(), "{:?}", r.walk);
+}
