@@ -20,7 +20,23 @@ pub enum Variant {
     Taints,
     /// Pods of a job repel each other (required anti-affinity on hostname).
     AntiAffinity,
+    /// A 3-tier HyperNode tree over the nodes ([`TOPOLOGY_FANOUT`]: 16 nodes per tier-1 leaf,
+    /// 8 leaves per tier-2 spine, 8 spines per tier-3 HyperNode, exactMatch members) and every
+    /// gang with `networkTopology: {mode: hard, highestTierAllowed: 1}`: each gang must fit one
+    /// leaf (issue 23's bench; [`without_topology`] gives the same workload without it).
+    Topology,
+    /// Volcano's allocate benchmark `BenchmarkAllocateSubGroups` (allocate_test.go): nodes of
+    /// 4 cpu, 8Gi and 10 pods, 10 per tier-1 HyperNode under one tier-2 HyperNode; every pod
+    /// (4 cpu, 8Gi) in one PodGroup (hard, highestTierAllowed 2, minMember = pods,
+    /// minResources = the pods' sum) with a `subGroupPolicy` of 10-pod sub-groups (hard,
+    /// highestTierAllowed 1, `minSubGroups` = pods / 10) keyed by label `volcano.sh/task-spec`.
+    /// At 1,000 nodes and 1,000 pods it is Volcano's case; `gang` and `queues` are not used.
+    SubGroups,
 }
+
+/// Fan-out of the [`Variant::Topology`] tree: nodes per tier-1 HyperNode, tier-1 per tier-2,
+/// tier-2 per tier-3.
+pub const TOPOLOGY_FANOUT: [usize; 3] = [16, 8, 8];
 
 impl Variant {
     /// Parses `identical|distinct|selectors|taints|anti-affinity`.
@@ -31,6 +47,8 @@ impl Variant {
             "selectors" => Variant::Selectors,
             "taints" => Variant::Taints,
             "anti-affinity" => Variant::AntiAffinity,
+            "topology" => Variant::Topology,
+            "subgroups" => Variant::SubGroups,
             _ => return None,
         })
     }
@@ -43,6 +61,8 @@ impl Variant {
             Variant::Selectors => "selectors",
             Variant::Taints => "taints",
             Variant::AntiAffinity => "anti-affinity",
+            Variant::Topology => "topology",
+            Variant::SubGroups => "subgroups",
         }
     }
 }
@@ -78,8 +98,12 @@ fn res(cpu_milli: i64, mem: i64, pods: i64) -> ResourceList {
     r
 }
 
-/// Generates the deltas of `spec`: queues, nodes, PodGroups (phase Inqueue) and pending pods.
+/// Generates the deltas of `spec`: queues, nodes, PodGroups (phase Inqueue) and pending pods
+/// (and the HyperNodes of the topology variants).
 pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
+    if spec.variant == Variant::SubGroups {
+        return crate::workload_topology::sub_groups(spec.nodes, spec.pods);
+    }
     let mut rng = SeededRng::new(spec.seed);
     let mut out = Vec::with_capacity(spec.nodes + spec.pods + spec.pods / spec.gang.max(1) + spec.queues);
     let queues = spec.queues.max(1);
@@ -113,7 +137,28 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
         push_job(&mut out, &mut rng, spec, j, &format!("job-{j:06}"), size);
         made += size;
     }
+    if spec.variant == Variant::Topology {
+        out.extend(crate::workload_topology::tree(spec.nodes, &TOPOLOGY_FANOUT, |n| format!("node-{n:05}")));
+    }
     out
+}
+
+/// `deltas` without their network topology: no HyperNode, no PodGroup `networkTopology` or
+/// `subGroupPolicy` (the plain cycle a topology bench is compared with).
+pub fn without_topology(deltas: &[Delta]) -> Vec<Delta> {
+    deltas
+        .iter()
+        .filter(|d| !matches!(d, Delta::HyperNode(_)))
+        .map(|d| match d {
+            Delta::PodGroup(g) => {
+                let mut g = g.clone();
+                g.network_topology = None;
+                g.sub_group_policy.clear();
+                Delta::PodGroup(g)
+            }
+            d => d.clone(),
+        })
+        .collect()
 }
 
 /// Appends gang job number `j` (a PodGroup of minMember `size`, phase Inqueue, and its `size`
@@ -122,6 +167,11 @@ fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: u
     const GIB: i64 = 1 << 30;
     let queues = spec.queues.max(1);
     let ns = format!("ns{}", j % 16);
+    let network_topology = (spec.variant == Variant::Topology).then(|| NetworkTopologySpec {
+        mode: TopologyMode::Hard,
+        highest_tier_allowed: Some(1),
+        highest_tier_name: String::new(),
+    });
     out.push(Delta::PodGroup(PodGroupSpec {
         namespace: ns.clone(),
         name: name.to_string(),
@@ -130,6 +180,7 @@ fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: u
         min_member: size as i32,
         queue: format!("q{}", j % queues),
         phase: PodGroupPhase::Inqueue,
+        network_topology,
         ..Default::default()
     }));
     let cpu = 500 * (1 + rng.below(4) as i64);

@@ -390,3 +390,114 @@ fn a_recording_read_while_it_is_written_is_live() {
     assert!(done.walk.live.is_empty() && done.walk.truncated.is_empty(), "{:?}", done.walk);
     assert_eq!(done.cycles.len(), 3);
 }
+
+fn hyper_node(name: &str, tier: i32, kind: &str, members: &[String]) -> Object {
+    let members: Vec<_> =
+        members.iter().map(|n| serde_json::json!({"type": kind, "selector": {"exactMatch": {"name": n}}})).collect();
+    let v = serde_json::json!({
+        "apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+        "metadata": {"name": name}, "spec": {"tier": tier, "members": members},
+    });
+    Object::HyperNode(Box::new(serde_json::from_value(v).unwrap()))
+}
+
+/// A gang of `n` pods of `cpu` each that must fit one tier-1 HyperNode.
+fn hard_job(s: &mut Scheduler, name: &str, n: usize, cpu: &str, t: i64) {
+    let v = serde_json::json!({
+        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns", "uid": format!("pg-{name}")},
+        "spec": {"minMember": n, "queue": "default", "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
+        "status": {"phase": "Pending"},
+    });
+    s.mirror.handle(WatchEvent::Apply(Object::PodGroup(Box::new(serde_json::from_value::<DynamicObject>(v).unwrap()))));
+    for i in 0..n {
+        s.mirror.handle(WatchEvent::Apply(Object::Pod(Box::new(pod(&format!("{name}-{i}"), name, cpu, "", t)))));
+    }
+}
+
+/// HyperNodes are part of the recording (issue 23): added and changed ones as the cycles'
+/// deltas, the whole tree in every segment's checkpoint, so a segment re-runs alone with the
+/// tree its cycles saw; and `explain` names a pending gang's network topology.
+#[test]
+fn hypernodes_are_recorded_and_each_segment_replays_with_its_tree() {
+    let d = dir("topology");
+    let mut s = Scheduler::new(Mirror::new(vec!["volcano".into()], vec![]), 5, 3000);
+    // A new segment for every cycle: each after the first starts from a checkpoint.
+    let cfg = RecorderConfig { dir: d.clone(), segment_bytes: 1, max_bytes: u64::MAX, args: vec![], wait_written: true };
+    s.set_recorder(Box::new(Recorder::start(cfg).unwrap()));
+    s.mirror.handle(WatchEvent::Apply(queue("default", 1)));
+    // Four leaves of two 4-cpu nodes under one spine.
+    let mut leaves = Vec::new();
+    for l in 0..4 {
+        let nodes: Vec<String> = (0..2).map(|i| format!("za-{}", l * 2 + i)).collect();
+        for n in &nodes {
+            s.mirror.handle(WatchEvent::Apply(node(n, "4")));
+        }
+        s.mirror.handle(WatchEvent::Apply(hyper_node(&format!("leaf{l}"), 1, "Node", &nodes)));
+        leaves.push(format!("leaf{l}"));
+    }
+    s.mirror.handle(WatchEvent::Apply(hyper_node("spine", 2, "HyperNode", &leaves)));
+    let conf = SchedulerConf::default();
+    let out = Captured::default();
+    let mut bound = Vec::new();
+    for c in 0..4i64 {
+        // A 3 × 3-cpu gang fits no 2-node leaf (it would fit 3 nodes of the cluster); a 2 × 1-cpu
+        // gang fits one.
+        hard_job(&mut s, &format!("wide{c}"), 3, "3", c);
+        hard_job(&mut s, &format!("small{c}"), 2, "1", c);
+        if c == 2 {
+            // A third node joins leaf3 while the scheduler runs: the wide gangs fit there now.
+            s.mirror.handle(WatchEvent::Apply(node("zb-8", "4")));
+            let members = ["za-6", "za-7", "zb-8"].map(String::from);
+            s.mirror.handle(WatchEvent::Apply(hyper_node("leaf3", 1, "Node", &members)));
+        }
+        s.run_cycle(&conf, &out);
+        bound.push(out.binds.borrow_mut().drain(..).map(|b| b.name).collect::<Vec<_>>());
+    }
+    drop(s.take_recorder());
+    assert!(bound[0].iter().all(|p| p.starts_with("small")) && bound[0].len() == 2, "{bound:?}");
+    assert!(bound[2].iter().any(|p| p.starts_with("wide")), "leaf3 grown to 3 nodes holds a wide gang: {bound:?}");
+
+    let all = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(all.cycles.len(), 4);
+    for c in &all.cycles {
+        assert!(c.differences.is_empty(), "cycle {}: {:?}", c.cycle, c.differences);
+    }
+    let segs = segment_files(&d).unwrap();
+    assert_eq!(segs.len(), 4, "{segs:?}");
+    // Each segment alone, from its checkpoint: the tree (leaf3 grown from the fourth on) is in it.
+    for (k, seg) in segs.iter().enumerate().skip(1) {
+        let alone = dir(&format!("topology-alone-{k}"));
+        std::fs::create_dir_all(&alone).unwrap();
+        std::fs::copy(&seg.0, alone.join(seg.0.file_name().unwrap())).unwrap();
+        let r = rerun(&alone, &RerunOptions::default()).unwrap();
+        assert_eq!(r.cycles.len(), 1);
+        assert!(r.cycles[0].differences.is_empty(), "segment {} alone: {:?}", k + 1, r.cycles[0].differences);
+        let _ = std::fs::remove_dir_all(&alone);
+    }
+
+    let (spans, _) = explain(&d, &("ns".into(), "wide0-0".into())).unwrap();
+    let why = spans[0].why.join("\n");
+    assert_eq!(spans[0].state, "pending", "{spans:?}");
+    assert!(why.contains("network topology: hard, highestTierAllowed 1"), "{why}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Old recordings stay readable: `fixtures/recording-before-hypernodes` is twelve cycles of
+/// [`record`] (1,500-byte segments) written at 13:05 on the day HyperNodes joined the
+/// checkpoints, by the code before that change. It re-runs with identical decisions. A change
+/// to the stored types (the core's `Delta` objects, the recorder's records) that cannot read
+/// it breaks old recordings and must bump the format ([`basalt_runtime::recorder::format::MAGIC`]).
+#[test]
+fn a_recording_from_before_hypernodes_still_replays() {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-before-hypernodes");
+    assert_eq!(segment_files(&d).unwrap().len(), 10);
+    let r = rerun(&d, &RerunOptions::default()).unwrap();
+    assert_eq!(r.cycles.len(), 12);
+    assert_eq!(r.cycles[0].cycle, 1001);
+    for c in &r.cycles {
+        assert!(c.differences.is_empty(), "cycle {}: {:?}", c.cycle, c.differences);
+    }
+    assert!(r.cycles.iter().map(|c| c.binds).sum::<usize>() > 20);
+    assert!(r.walk.truncated.is_empty() && r.walk.live.is_empty(), "{:?}", r.walk);
+}

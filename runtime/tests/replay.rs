@@ -67,7 +67,7 @@ fn assert_within_allocatable(c: &Cluster, when: &str) {
 #[test]
 fn no_node_is_ever_over_its_allocatable() {
     for (seed, policy) in [(3, PERIOD_10S), (4, CyclePolicy::OnEvents)] {
-        let w = generate::generate(&DefaultSpec { seed, pods: 250, nodes: 12 });
+        let w = generate::generate(&DefaultSpec { seed, pods: 250, nodes: 12, ..Default::default() });
         let mut e = Engine::new(&w, SchedulerConf::default(), EngineOptions { policy, seed });
         let mut cycles = 0;
         while e.step() {
@@ -123,7 +123,7 @@ fn a_pod_that_fits_an_empty_node_is_eventually_bound() {
         assert_eq!((r.pods.scheduled, r.pods.never_scheduled, r.pods.completed), (3, 0, 3), "{policy:?}");
     }
     // On a generated cluster every pod whose request fits some empty node gets bound.
-    let w = generate::generate(&DefaultSpec { seed: 9, pods: 200, nodes: 10 });
+    let w = generate::generate(&DefaultSpec { seed: 9, pods: 200, nodes: 10, ..Default::default() });
     let out = replay::replay(&w, &default_conf(), &opts(PERIOD_10S, 9));
     let rec = &out.records[0];
     let mut c = Cluster::new();
@@ -187,7 +187,7 @@ fn report_matches_a_hand_computed_case() {
 
 #[test]
 fn same_seed_same_report() {
-    let spec = DefaultSpec { seed: 5, pods: 300, nodes: 15 };
+    let spec = DefaultSpec { seed: 5, pods: 300, nodes: 15, ..Default::default() };
     let run = |seed: u64| {
         let w = generate::generate(&DefaultSpec { seed, ..spec.clone() });
         let out = replay::replay(&w, &default_conf(), &opts(PERIOD_10S, seed));

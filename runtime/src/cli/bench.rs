@@ -52,7 +52,11 @@ pub struct BenchArgs {
     /// Queues.
     #[arg(long, default_value_t = 4, conflicts_with = "from_json")]
     pub queues: usize,
-    /// Workload shape: identical, distinct, selectors, taints, anti-affinity. With --sweep a
+    /// Workload shape: identical, distinct, selectors, taints, anti-affinity, topology (a
+    /// 3-tier HyperNode tree, 16 nodes per leaf, 8 leaves per spine, 8 spines per tier 3, every
+    /// gang hard within one leaf) or subgroups (Volcano's 1,000-node / 1,000-pod / 100-sub-group
+    /// allocate benchmark at --nodes 1000 --pods 1000). The two topology shapes also time the
+    /// same workload without its topology in the same run (`plain_cycle_ms`). With --sweep a
     /// comma list runs every size for each shape (one plotted series each).
     #[arg(long, default_value = "identical", conflicts_with = "from_json")]
     pub variant: String,
@@ -184,6 +188,17 @@ pub struct BenchReport {
     /// cluster size and the flags).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampled_nodes_to_find: Option<usize>,
+    /// Variants `topology` and `subgroups`: one full cycle of the same nodes, PodGroups and pods
+    /// without HyperNodes, `networkTopology` and `subGroupPolicy`, timed in the same process
+    /// right after the topology cycle, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_cycle_ms: Option<f64>,
+    /// CPU time of the plain cycle over all threads, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_cycle_cpu_ms: Option<f64>,
+    /// Pods bound by the plain cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plain_pods_bound: Option<usize>,
 }
 
 impl BenchReport {
@@ -198,9 +213,20 @@ impl BenchReport {
             ),
             _ => String::new(),
         };
+        let plain = match (self.plain_cycle_ms, self.plain_pods_bound) {
+            (Some(ms), Some(bound)) => format!(
+                "; without topology: cycle {ms:.1} ms{}, {bound} bound; topology / plain {:.2}x",
+                cpu(self.plain_cycle_cpu_ms),
+                match (self.cycle_cpu_ms, self.plain_cycle_cpu_ms) {
+                    (Some(a), Some(b)) if b > 0.0 => a / b,
+                    _ => self.cycle_ms / ms.max(1e-9),
+                }
+            ),
+            _ => String::new(),
+        };
         let cycle_cpu = cpu(self.cycle_cpu_ms);
         format!(
-            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms{cycle_cpu}, {} bound, {:.0} pods/s{sampled}, peak RSS {} MiB",
+            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms{cycle_cpu}, {} bound, {:.0} pods/s{sampled}{plain}, peak RSS {} MiB",
             self.nodes,
             self.pods,
             self.variant,
@@ -256,7 +282,10 @@ fn parse_variants(list: &str) -> Result<Vec<Variant>, String> {
     list.split(',')
         .map(|v| {
             Variant::parse(v.trim()).ok_or_else(|| {
-                format!("--variant '{}': expected identical, distinct, selectors, taints or anti-affinity", v.trim())
+                format!(
+                    "--variant '{}': expected identical, distinct, selectors, taints, anti-affinity, topology or subgroups",
+                    v.trim()
+                )
             })
         })
         .collect()
@@ -323,12 +352,23 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             return 2;
         }
     };
+    let deltas = generate(&spec);
     let mut cluster = Cluster::new();
-    for d in generate(&spec) {
+    for d in deltas.iter().cloned() {
         if let Err(e) = cluster.apply(d) {
             eprintln!("warning: {e}");
         }
     }
+    // The topology shapes are compared with the same workload without its topology.
+    let mut plain_cluster = matches!(variant, Variant::Topology | Variant::SubGroups).then(|| {
+        let mut c = Cluster::new();
+        for d in basalt_core::workload::without_topology(&deltas) {
+            let _ = c.apply(d);
+        }
+        c.prepare(&conf.options.default_queue);
+        c
+    });
+    drop(deltas);
     let opts = CycleOptions { seed: args.seed, cycle: 1, now_ms: 0 };
     let report = pool.install(|| {
         let mut arena = bumpalo::Bump::new();
@@ -360,6 +400,14 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             let cpu_ms = process_cpu_ms().zip(cpu).map(|(b, a)| b - a);
             (ms, cpu_ms, d.binds.len(), sconf.options.nodes_to_find(spec.nodes))
         });
+        let plain = plain_cluster.take().map(|plain| {
+            arena.reset();
+            let (t, cpu) = (Instant::now(), process_cpu_ms());
+            let d = run_cycle_in(&arena, &plain, &conf, &opts);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let cpu_ms = process_cpu_ms().zip(cpu).map(|(b, a)| b - a);
+            (ms, cpu_ms, d.binds.len())
+        });
         arena.reset();
         let change = open_after_change(&mut cluster, &spec, &conf, &opts, &mut arena, args.change_rounds.max(1));
         BenchReport {
@@ -381,6 +429,9 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             sampled_cycle_cpu_ms: sampled.and_then(|x| x.1),
             sampled_pods_bound: sampled.map(|x| x.2),
             sampled_nodes_to_find: sampled.map(|x| x.3),
+            plain_cycle_ms: plain.map(|x| x.0),
+            plain_cycle_cpu_ms: plain.and_then(|x| x.1),
+            plain_pods_bound: plain.map(|x| x.2),
         }
     });
     match args.output {

@@ -118,6 +118,9 @@ mod tests {
             sampled_cycle_cpu_ms: None,
             sampled_pods_bound: None,
             sampled_nodes_to_find: None,
+            plain_cycle_ms: None,
+            plain_cycle_cpu_ms: None,
+            plain_pods_bound: None,
             peak_rss_bytes: rss,
         }
     }

@@ -7,6 +7,7 @@ use super::simulate::read_conf;
 use super::{EXIT_BAD_CONF, EXIT_NOTHING_LOADED, EXIT_OK};
 use crate::load::DEFAULT_SCHEDULER_NAME;
 use crate::replay::alibaba::{self, AlibabaOptions, GangGrouping, QueueAssignment, WindowStart};
+use crate::replay::generate::topology::{GangTopology, TopologyTree};
 use crate::replay::generate::{self, DefaultSpec};
 use crate::replay::{self, kube_yaml, text, timeseries, CyclePolicy, EngineOptions, NamedConf, ReplayOptions, Workload};
 use basalt_core::conf::SchedulerConf;
@@ -33,7 +34,7 @@ pub struct ReplayArgs {
     /// Re-run the cycles of a flight recording (`basalt scheduler --record DIR`) offline and
     /// check that they decide what was recorded; with one `--conf`, report what that conf
     /// would have decided differently.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["alibaba_v2023", "cluster", "pods", "nodes", "timeseries", "plot"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["alibaba_v2023", "cluster", "pods", "nodes", "topology", "timeseries", "plot"])]
     pub recording: Option<PathBuf>,
     /// With --recording: only this cycle: its position `#N` or its session number, as the
     /// listing prints them.
@@ -78,9 +79,21 @@ pub struct ReplayArgs {
     /// Embedded default: pods to generate [default: 3000].
     #[arg(long, value_name = "N", conflicts_with_all = ["alibaba_v2023", "cluster"])]
     pub pods: Option<usize>,
-    /// Embedded default: nodes (1–147, keeping the mix) [default: 147].
+    /// Embedded default: nodes (1–147, keeping the mix) [default: 147; with --topology, one
+    /// spine's nodes, any number allowed].
     #[arg(long, value_name = "N", conflicts_with_all = ["alibaba_v2023", "cluster"])]
     pub nodes: Option<usize>,
+    /// Embedded default on a network topology tree, `GPUSxNODESxLEAVES` (e.g. 8x16x8: nodes of 8
+    /// GPUs, 16 nodes per leaf HyperNode (tier 1), 8 leaves per spine HyperNode (tier 2)):
+    /// identical GPU nodes instead of the embedded mix, the HyperNodes over them, and the
+    /// gangs' networkTopology from --gang-topology. The report then gives, per conf, the
+    /// share of placed gangs inside one HyperNode of each tier.
+    #[arg(long, value_name = "GxNxL", value_parser = TopologyTree::parse, conflicts_with_all = ["alibaba_v2023", "cluster"])]
+    pub topology: Option<TopologyTree>,
+    /// With --topology: the gangs' PodGroup networkTopology: `hard:TIER` (highestTierAllowed
+    /// TIER), `soft`, or `none` (topology-blind gangs on the same tree) [default: hard:1].
+    #[arg(long, value_name = "hard:TIER|soft|none", value_parser = GangTopology::parse, requires = "topology")]
+    pub gang_topology: Option<GangTopology>,
     /// volcano-scheduler.conf to schedule with; repeat to compare confs side by side
     /// (default: Volcano's built-in conf).
     #[arg(long = "conf", value_name = "FILE")]
@@ -139,10 +152,16 @@ fn workload(args: &ReplayArgs) -> Result<Workload, String> {
         return Ok(kube_yaml::import(&args.cluster, &args.scheduler_name));
     }
     let d = DefaultSpec::default();
+    let nodes = match &args.topology {
+        Some(t) => args.nodes.unwrap_or(t.spine_nodes()),
+        None => args.nodes.unwrap_or(d.nodes),
+    };
     Ok(generate::generate(&DefaultSpec {
         seed: args.seed,
         pods: args.pods.unwrap_or(d.pods),
-        nodes: args.nodes.unwrap_or(d.nodes),
+        nodes,
+        topology: args.topology,
+        gang_topology: args.gang_topology.unwrap_or(d.gang_topology),
     }))
 }
 

@@ -4,8 +4,10 @@
 //! `FitErrors.Error()` writes them, volcano-behaviour.md §1.6), its PodGroup's phase,
 //! conditions and events (gang: `x/y tasks in gang unschedulable`; enqueue's queue reasons:
 //! `queue resource quota insufficient`, `resource in cluster is overused`), a PodGroup left out
-//! of the session (e.g. its queue does not exist), and the queue's state. Consecutive cycles
-//! with the same explanation are folded into one line.
+//! of the session (e.g. its queue does not exist), the queue's state, and for a PodGroup with a
+//! network topology its `networkTopology` and the HyperNode allocate last tried
+//! (`network topology: …`). Consecutive cycles with the same explanation are folded into one
+//! line.
 
 use super::named::ObjKey;
 use super::reader::{walk, WalkSummary};
@@ -94,6 +96,41 @@ fn describe(at: &super::reader::At<'_>, pod: &ObjKey, bound_at: &mut BTreeMap<St
     ("pending", why)
 }
 
+/// A pending PodGroup's network topology as one line: its `networkTopology` (and sub-group
+/// policies) as the spec states them, and the HyperNode allocate last tried when the
+/// `Unschedulable` condition names one (Volcano's `In hyperNode <name>: …` fit error).
+fn topology_line(
+    spec: &basalt_core::model::PodGroupSpec,
+    conditions: &[basalt_core::model::PodGroupCondition],
+) -> Option<String> {
+    use basalt_core::model::TopologyMode;
+    if spec.network_topology.is_none() && spec.sub_group_policy.is_empty() {
+        return None;
+    }
+    let mut line = match &spec.network_topology {
+        Some(nt) => {
+            let mode = if nt.mode == TopologyMode::Hard { "hard" } else { "soft" };
+            match (nt.highest_tier_allowed, nt.highest_tier_name.as_str()) {
+                (Some(t), _) => format!("network topology: {mode}, highestTierAllowed {t}"),
+                (None, "") => format!("network topology: {mode}"),
+                (None, name) => format!("network topology: {mode}, highestTierName {name}"),
+            }
+        }
+        None => "network topology: none for the job".to_string(),
+    };
+    if !spec.sub_group_policy.is_empty() {
+        line.push_str(&format!("; {} subGroupPolicy entries", spec.sub_group_policy.len()));
+    }
+    let tried = conditions
+        .iter()
+        .filter(|c| c.kind == "Unschedulable" && c.status == "True")
+        .find_map(|c| c.message.split("In hyperNode ").nth(1).and_then(|r| r.split(':').next()).map(str::to_string));
+    if let Some(h) = tried {
+        line.push_str(&format!("; the last HyperNode tried was {h}"));
+    }
+    Some(line)
+}
+
 /// The PodGroup's and queue's part of the explanation (`pod` gives the namespace).
 pub(super) fn group_lines(at: &super::reader::At<'_>, pod: &ObjKey, group: Option<&str>, pending: bool) -> Vec<String> {
     let c = &*at.cluster;
@@ -129,6 +166,7 @@ pub(super) fn group_lines(at: &super::reader::At<'_>, pod: &ObjKey, group: Optio
                     out.push(format!("PodGroup condition {}={} {}: {}", cond.kind, cond.status, cond.reason, cond.message));
                 }
             }
+            out.extend(topology_line(&rec.spec, &st.conditions));
         }
     }
     if pending {

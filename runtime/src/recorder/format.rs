@@ -36,9 +36,12 @@ pub enum Record {
         conf_json: String,
     },
     /// The whole cluster copy as deltas on an empty cluster, in the order PriorityClasses,
-    /// Queues, Nodes, PodGroups, Pods, PodDisruptionBudgets, ResourceQuotas (each by name),
-    /// then the rescheduling plugin's last run (`Delta::Rescheduled`, when it ran). Third record
-    /// of every segment; empty in a run's first segment (the mirror starts empty).
+    /// Queues, Nodes, PodGroups, Pods, PodDisruptionBudgets, ResourceQuotas, StorageClasses,
+    /// PersistentVolumes, PersistentVolumeClaims, CSINodes, HyperNodes (each by name), then the
+    /// rescheduling plugin's last run (`Delta::Rescheduled`, when it ran). Third record of every
+    /// segment; empty in a run's first segment (the mirror starts empty). Recordings written
+    /// before HyperNodes were checkpointed hold none here and read as before (a cluster
+    /// without HyperNodes).
     Checkpoint {
         /// The deltas.
         deltas: Vec<Delta>,

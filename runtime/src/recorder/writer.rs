@@ -84,9 +84,9 @@ fn unix_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]), storage objects and
-/// the rescheduling
-/// plugin's last run ([`Cluster::rescheduled_ms`]) included when there is one.
+/// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]): storage objects,
+/// HyperNodes, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
+/// is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
     out.extend(c.priority_classes().map(|p| Delta::PriorityClass(p.clone())));
@@ -101,6 +101,7 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(v.volumes.values().map(|x| Delta::PersistentVolume(x.clone())));
     out.extend(v.claims.values().map(|x| Delta::PersistentVolumeClaim(x.clone())));
     out.extend(v.csi_nodes.values().map(|x| Delta::CsiNode(x.clone())));
+    out.extend(c.hyper_nodes().map(|h| Delta::HyperNode(h.clone())));
     out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }

@@ -266,6 +266,7 @@ fn build(c: &Cluster, scan: Scan, report: &LoadReport, paths: &[PathBuf]) -> Wor
     }
     setup.extend(queues.into_iter().map(Delta::Queue));
     setup.extend(c.nodes().map(|(_, n)| Delta::Node(n.spec.clone())));
+    setup.extend(c.hyper_nodes().map(|h| Delta::HyperNode(h.clone())));
 
     // Jobs from PodGroups, then one per pod without a PodGroup.
     let mut jobs: Vec<JobArrival> = Vec::new();

@@ -185,6 +185,7 @@ pub fn results(rec: &RunRecord) -> RunResults {
         cycles_with_binds: rec.samples.iter().filter(|s| s.binds > 0).count(),
         end_s: secs(rec.end_ms),
         apply_issues: rec.apply_issues.clone(),
+        topology: None,
     }
 }
 

@@ -7,7 +7,7 @@
 //!   with Volcano Jobs take the Job path instead ([`jobs`]: the simulator's job controller).
 //! * The clock ([`clock`], [`engine`]): arrivals and completions drive cycles, every period or
 //!   on events; bound pods run for their duration and free their resources.
-//! * Results ([`record`] → [`metrics`], [`fairness`]) → [`report`], printed as a table
+//! * Results ([`record`] → [`metrics`], [`fairness`], [`topology`]) → [`report`], printed as a table
 //!   ([`text`]) or JSON, with a CSV time series ([`timeseries`]) and SVG plots ([`plot`]).
 //!
 //! One replay per conf, in order, each from the same workload and seed; the reports sit side by
@@ -29,6 +29,7 @@ pub mod report;
 pub mod shapes;
 pub mod text;
 pub mod timeseries;
+pub mod topology;
 pub mod workload;
 
 pub use clock::CyclePolicy;
@@ -119,11 +120,9 @@ pub fn replay(w: &Workload, confs: &[NamedConf], opts: &ReplayOptions) -> Replay
     let mut records = Vec::with_capacity(confs.len());
     for c in confs {
         let (rec, wall) = replay_one(w, c, opts);
-        runs.push(report::RunReport {
-            conf: c.label.clone(),
-            results: metrics::results(&rec),
-            timings: metrics::timings(&rec, wall),
-        });
+        let mut results = metrics::results(&rec);
+        results.topology = topology::shares(w, &rec);
+        runs.push(report::RunReport { conf: c.label.clone(), results, timings: metrics::timings(&rec, wall) });
         records.push(rec);
     }
     let report = Report {

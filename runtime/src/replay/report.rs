@@ -124,6 +124,10 @@ pub struct RunResults {
     pub end_s: f64,
     /// Decisions or arrivals the cluster refused (none expected).
     pub apply_issues: Vec<String>,
+    /// With HyperNodes in the workload: the share of placed gangs inside one HyperNode of
+    /// each tier ([`super::topology`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topology: Option<super::topology::TopologyShares>,
 }
 
 /// Wall-clock measurements (vary run to run); the per-cycle ones are `None` when no cycle ran.

@@ -164,6 +164,24 @@ pub fn render(r: &Report) -> String {
     t.section("Fairness and disruption");
     t.row("Jain's index (share/deserved)", runs, |x| or_nothing(x.results.jain_index, |j| format!("{j:.3}")));
     t.row("preemptions / evictions", runs, |x| format!("{} / {}", x.results.preemptions, x.results.evictions));
+    if let Some(first) = runs.first().and_then(|x| x.results.topology.as_ref()) {
+        t.section("Network topology: placed gangs inside one HyperNode of the tier");
+        t.row("gangs placed (with networkTopology)", runs, |x| {
+            x.results.topology.as_ref().map(|g| format!("{} ({})", g.gangs_placed, g.topology_gangs_placed)).unwrap_or_default()
+        });
+        for (k, tier) in first.tiers.iter().enumerate() {
+            let label =
+                if tier.name.is_empty() { format!("tier {}", tier.tier) } else { format!("tier {} ({})", tier.tier, tier.name) };
+            t.row(&label, runs, |x| {
+                x.results
+                    .topology
+                    .as_ref()
+                    .and_then(|g| g.tiers.get(k))
+                    .map(|s| format!("{} ({})", pct(s.share), s.gangs))
+                    .unwrap_or_default()
+            });
+        }
+    }
     t.section("Cycles");
     t.row("cycles (with binds)", runs, |x| format!("{} ({})", x.results.cycles, x.results.cycles_with_binds));
     t.row("virtual end", runs, |x| dur(x.results.end_s));

@@ -15,8 +15,12 @@
 //! * Arrivals: a Poisson process whose rate swings ±60 % in two waves over the window
 //!   (`λ(t) = λ̄·(1 − 0.6·cos(4πt/W))`); λ̄ scales with the node count (3,000 pods per 2 h on
 //!   147 nodes), so a smaller cluster sees the same load.
+//! * With a [`topology::TopologyTree`] (`--topology GxNxL`): `nodes` identical nodes of G GPUs
+//!   (12 cores and 48 GiB per GPU) instead of the embedded mix, under leaf and spine
+//!   HyperNodes, and every gang with [`DefaultSpec::gang_topology`] as its `networkTopology`.
 
 pub mod tables;
+pub mod topology;
 
 use super::shapes::{min_resources, node_spec, pod_spec, PodShape, Qos};
 use super::workload::{JobArrival, TaskArrival, Workload, MS_PER_S};
@@ -38,13 +42,18 @@ pub struct DefaultSpec {
     pub seed: u64,
     /// Pods in all (the last gang is cut to fit).
     pub pods: usize,
-    /// Nodes (at most the embedded cluster's 147; fewer keep its mix).
+    /// Nodes (at most the embedded cluster's 147; fewer keep its mix). With `topology`, any
+    /// number of identical GPU nodes.
     pub nodes: usize,
+    /// A network topology tree over the nodes (`--topology`), `None` for the embedded mix.
+    pub topology: Option<topology::TopologyTree>,
+    /// With `topology`: the gangs' `networkTopology` (`--gang-topology`).
+    pub gang_topology: topology::GangTopology,
 }
 
 impl Default for DefaultSpec {
     fn default() -> Self {
-        DefaultSpec { seed: 1, pods: 3000, nodes: total_nodes() }
+        DefaultSpec { seed: 1, pods: 3000, nodes: total_nodes(), topology: None, gang_topology: topology::GangTopology::Hard(1) }
     }
 }
 
@@ -140,17 +149,39 @@ fn queue_of(gang: bool, qos: Qos) -> &'static str {
 /// Generates the embedded default workload.
 pub fn generate(spec: &DefaultSpec) -> Workload {
     let mut rng = Draw(SeededRng::new(spec.seed));
-    let nodes = spec.nodes.clamp(1, total_nodes());
+    let nodes = match spec.topology {
+        Some(_) => spec.nodes.max(1),
+        None => spec.nodes.clamp(1, total_nodes()),
+    };
     let mut setup: Vec<Delta> = Qos::ALL.iter().map(|q| Delta::PriorityClass(q.priority_class_spec())).collect();
     for (name, weight) in QUEUES {
         setup.push(Delta::Queue(QueueSpec { name: name.into(), weight, reclaimable: true, ..Default::default() }));
     }
-    for (shape, i) in interleaved_nodes().into_iter().take(nodes) {
-        let s = tables::NODES[shape];
-        let kind = if s.model.is_empty() { "cpu".to_string() } else { s.model.to_lowercase() };
-        let name = format!("{kind}-{}c-{i:03}", s.cpu_milli / 1000);
-        setup.push(Delta::Node(node_spec(&name, s.cpu_milli, s.memory_mib, s.gpus, s.model)));
+    match spec.topology {
+        Some(tree) => {
+            let g = tree.gpus_per_node;
+            for i in 0..nodes {
+                let name = topology::TopologyTree::node_name(i);
+                setup.push(Delta::Node(node_spec(
+                    &name,
+                    g * topology::CPU_MILLI_PER_GPU,
+                    g * topology::MEMORY_MIB_PER_GPU,
+                    g,
+                    "GPU",
+                )));
+            }
+            setup.extend(tree.hyper_nodes(nodes));
+        }
+        None => {
+            for (shape, i) in interleaved_nodes().into_iter().take(nodes) {
+                let s = tables::NODES[shape];
+                let kind = if s.model.is_empty() { "cpu".to_string() } else { s.model.to_lowercase() };
+                let name = format!("{kind}-{}c-{i:03}", s.cpu_milli / 1000);
+                setup.push(Delta::Node(node_spec(&name, s.cpu_milli, s.memory_mib, s.gpus, s.model)));
+            }
+        }
     }
+    let gang_topology = spec.topology.and_then(|_| spec.gang_topology.spec());
 
     let rate_mean = PODS_PER_NODE_SECOND * nodes as f64;
     let window_s = spec.pods as f64 / rate_mean;
@@ -215,6 +246,7 @@ pub fn generate(spec: &DefaultSpec) -> Workload {
                 priority_class_name: qos.priority_class().into(),
                 min_resources: Some(min_resources(tasks.iter().map(|t| &t.pod))),
                 phase: PodGroupPhase::Pending,
+                network_topology: if size > 1 { gang_topology.clone() } else { None },
                 ..Default::default()
             },
             arrival_ms,
@@ -228,8 +260,22 @@ pub fn generate(spec: &DefaultSpec) -> Workload {
         jobs.len(),
         window_s / 3600.0
     );
-    let mut w =
-        Workload { name: format!("embedded default (seed {})", spec.seed), setup, jobs, notes: vec![note], ..Default::default() };
+    let mut notes = vec![note];
+    if let Some(t) = spec.topology {
+        let leaves = nodes.div_ceil(t.nodes_per_leaf);
+        notes.push(format!(
+            "topology {}x{}x{}: {nodes} nodes of {} GPUs, {leaves} leaf HyperNodes (tier 1) of {} nodes, {} spine HyperNodes (tier 2) of {} leaves; gangs: {}",
+            t.gpus_per_node,
+            t.nodes_per_leaf,
+            t.leaves_per_spine,
+            t.gpus_per_node,
+            t.nodes_per_leaf,
+            leaves.div_ceil(t.leaves_per_spine),
+            t.leaves_per_spine,
+            spec.gang_topology.describe()
+        ));
+    }
+    let mut w = Workload { name: format!("embedded default (seed {})", spec.seed), setup, jobs, notes, ..Default::default() };
     w.normalize();
     w
 }
@@ -240,7 +286,7 @@ mod tests {
 
     #[test]
     fn same_seed_same_workload_and_sizes() {
-        let spec = DefaultSpec { seed: 7, pods: 300, nodes: 20 };
+        let spec = DefaultSpec { seed: 7, pods: 300, nodes: 20, ..Default::default() };
         let a = generate(&spec);
         let b = generate(&spec);
         assert_eq!((&a.jobs, format!("{:?}", a.setup)), (&b.jobs, format!("{:?}", b.setup)));
