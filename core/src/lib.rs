@@ -30,6 +30,8 @@ pub mod session;
 pub mod workload;
 #[cfg(any(test, feature = "testkit"))]
 pub mod workload_mixed;
+#[cfg(any(test, feature = "testkit"))]
+pub mod workload_volumes;
 
 pub use cluster::{Cluster, Delta};
 pub use conf::SchedulerConf;

@@ -184,3 +184,45 @@ fn optimised_and_plain_allocate_agree_under_node_sampling() {
         compare(Variant::Identical, 280, 8400, &sampled(&binpack, pct, min), 3);
     }
 }
+
+/// Pods with bound claims (issue 22): zonal disks and local PVs restrict a pod's nodes through
+/// static masks that are part of its class; a ReadWriteOnce claim two pods mount sends the
+/// second to the plain scan. With room and when scarce, full scans and sampling, the class path
+/// decides what the plain scan decides, and every bound pod with a claim lands where its PV is.
+#[test]
+fn optimised_and_plain_allocate_agree_with_bound_claims() {
+    use basalt_core::workload_volumes::{zonal, VolumeMix, ZONE, ZONES};
+    let mix = VolumeMix { every: 3, local: 5, shared: 4 };
+    let default = SchedulerConf::default();
+    for (nodes, pods, seed) in [(300, 1500, 21), (280, 8400, 22)] {
+        for conf in [default.clone(), sampled(&default, 0, 10), SchedulerConf::parse(CONF_BINPACK).expect("conf parses").0] {
+            let spec = WorkloadSpec { nodes, pods, gang: 10, queues: 3, variant: Variant::Identical, seed };
+            let mut c = cluster(&spec);
+            zonal(&mut c, mix);
+            let mut fast = conf.clone();
+            fast.options.class_cache = true;
+            let mut plain = conf.clone();
+            plain.options.class_cache = false;
+            let opts = CycleOptions { seed, cycle: 1, now_ms: 0 };
+            let (a, b) = (run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
+            assert_eq!(a, b, "{nodes} nodes {pods} pods seed {seed}: class path and plain scan differ with claims");
+            let mut zonal_binds = 0;
+            for bind in &a.binds {
+                let pod = &c.pod(bind.pod).expect("bound pod").spec;
+                let Some(vc) = pod.volume_claims.first() else { continue };
+                let pv_name = format!("disk-{}-{}", pod.namespace, vc.claim.trim_start_matches("data-"));
+                let Some(pv) = c.volumes().volumes.get(&pv_name) else { continue };
+                let node = &c.node(bind.node).expect("bound node").spec;
+                if let Some(z) = pv.labels.get(ZONE) {
+                    assert_eq!(node.labels.get(ZONE), Some(z), "{}: bound outside its disk's zone", pod.name);
+                    zonal_binds += 1;
+                }
+                if let Some(terms) = &pv.node_affinity {
+                    let host = &terms[0].match_expressions[0].values[0];
+                    assert_eq!(&node.name, host, "{}: bound away from its local PV", pod.name);
+                }
+            }
+            assert!(zonal_binds >= ZONES, "{nodes}/{pods}: only {zonal_binds} pods with zonal claims bound");
+        }
+    }
+}

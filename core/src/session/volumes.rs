@@ -375,10 +375,6 @@ impl Volumes {
                     }
                 }
             }
-            // A shared ReadWriteOnce claim makes the result depend on where its other users are.
-            if pv.claims.iter().any(|&c| v.claims[c as usize].rwo) {
-                pv.class_key = None;
-            }
             let mut unbound = std::mem::take(&mut pv.unbound);
             unbound.sort_by_key(|&c| (v.claims[c as usize].request_bytes, c));
             pv.unbound = unbound;
@@ -392,6 +388,21 @@ impl Volumes {
             }
             v.task_vols[t] = v.pods.len() as u32;
             v.pods.push(pv);
+        }
+        // A ReadWriteOnce claim another task also mounts makes the result depend on where that
+        // task is (`predicate_dynamic`'s in-use check); a claim only this task mounts never
+        // fails it (the task is not placed while it is being placed), so such pods keep their
+        // class.
+        let mut mounts = vec![0u32; v.claims.len()];
+        for p in &v.pods {
+            for &c in &p.claims {
+                mounts[c as usize] += 1;
+            }
+        }
+        for p in &mut v.pods {
+            if p.claims.iter().any(|&c| v.claims[c as usize].rwo && mounts[c as usize] > 1) {
+                p.class_key = None;
+            }
         }
         // Pods already on nodes: claim users and counted volumes.
         for t in 0..s.tasks.len {
