@@ -12,8 +12,9 @@ use basalt_core::conf::SchedulerConf;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 
-/// The first bytes of a segment's decompressed stream; the digit is the format version.
-pub const MAGIC: &[u8; 8] = b"BSLTREC1";
+/// The first bytes of a segment's decompressed stream; the digit is the format version
+/// (2: decisions carry their volume bindings, issue 22; format 1 segments are refused).
+pub const MAGIC: &[u8; 8] = b"BSLTREC2";
 
 /// A frame longer than this is refused as corrupt (a record of a 100,000-pod checkpoint is
 /// about 30 MiB before compression).
@@ -36,8 +37,9 @@ pub enum Record {
         conf_json: String,
     },
     /// The whole cluster copy as deltas on an empty cluster, in the order PriorityClasses,
-    /// Queues, Nodes, PodGroups, Pods, PodDisruptionBudgets, ResourceQuotas (each by name),
-    /// then the rescheduling plugin's last run (`Delta::Rescheduled`, when it ran). Third record
+    /// Queues, Nodes, PodGroups, Pods, PodDisruptionBudgets, ResourceQuotas, StorageClasses,
+    /// PersistentVolumes, PersistentVolumeClaims, CSINodes (each by name), then the rescheduling
+    /// plugin's last run (`Delta::Rescheduled`, when it ran). Third record
     /// of every segment; empty in a run's first segment (the mirror starts empty).
     Checkpoint {
         /// The deltas.
@@ -119,7 +121,7 @@ impl<R: Read> FrameReader<R> {
         let mut m = [0u8; 8];
         r.read_exact(&mut m).map_err(|e| format!("cannot read the segment header: {e}"))?;
         if &m != MAGIC {
-            return Err(format!("not a Basalt recording segment of format 1 (starts with {:?})", String::from_utf8_lossy(&m)));
+            return Err(format!("not a Basalt recording segment of format 2 (starts with {:?})", String::from_utf8_lossy(&m)));
         }
         Ok(FrameReader { r, buf: Vec::new(), truncated: false })
     }
