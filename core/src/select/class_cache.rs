@@ -74,7 +74,8 @@ struct Class {
     eligible: bool,
     /// Set once a score is NaN: the plain scan's float comparisons then cannot be mirrored.
     poisoned: bool,
-    /// Per node: passes the static predicates ([`Plugins::predicate_static`]).
+    /// Per node: passes the static predicates without the tasks' class masks
+    /// ([`Plugins::predicate_static_unmasked`]).
     static_ok: Vec<bool>,
     tree: MaxTree,
     /// Each BatchNodeOrder plugin's (constant) score for this class.
@@ -259,6 +260,91 @@ fn best_of_all(tree: &MaxTree, rng: &mut crate::rng::SeededRng) -> Option<usize>
     Some(tree.kth_max(k))
 }
 
+/// Calls `f` on the nodes of `mask` in `lo..hi`, in order, until it returns false; returns
+/// whether it never did.
+#[inline]
+fn each_in_mask(mask: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) -> bool {
+    if lo >= hi {
+        return true;
+    }
+    for w in lo / 64..=(hi - 1) / 64 {
+        let mut bits = mask.get(w).copied().unwrap_or(0);
+        if w == lo / 64 {
+            bits &= !0u64 << (lo % 64);
+        }
+        if w == (hi - 1) / 64 && hi % 64 != 0 {
+            bits &= !(!0u64 << (hi % 64));
+        }
+        while bits != 0 {
+            let n = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if !f(n) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The plain scan's choice for a task whose class's leaves are `tree` and whose class mask
+/// ([`Plugins::class_mask`]) is `mask`: its feasible nodes are the non-zero leaves inside the
+/// mask. The scan runs from `start` (wrapping) and stops after the `want`-th feasible node (all
+/// nodes when `want ≥ nn`); the best key among the feasible nodes it processed wins, ties drawn
+/// as [`crate::select::nodes::best_node`] draws (only when several, uniformly by position in
+/// scan order). Returns the node and how many nodes the scan processed; `None` when no node in
+/// the mask is feasible (then the plain scan collects the fit errors). Reads the leaves only, so
+/// a lazy tree needs no cleaning: O(nodes in the mask) per pick, against O(nodes) predicate and
+/// score evaluations of the plain scan.
+fn best_in_mask(
+    tree: &MaxTree,
+    mask: &[u64],
+    start: usize,
+    nn: usize,
+    want: usize,
+    rng: &mut crate::rng::SeededRng,
+) -> Option<(usize, usize)> {
+    let want = if want >= nn { usize::MAX } else { want.max(1) };
+    let (mut max, mut ties, mut found, mut last) = (0u128, 0usize, 0usize, 0usize);
+    let mut visit = |n: usize| {
+        let k = tree.get(n);
+        if k == 0 {
+            return true;
+        }
+        found += 1;
+        last = n;
+        if k > max {
+            (max, ties) = (k, 1);
+        } else if k == max {
+            ties += 1;
+        }
+        found < want
+    };
+    let stopped = !each_in_mask(mask, start, nn, &mut visit) || !each_in_mask(mask, 0, start, &mut visit);
+    if found == 0 {
+        return None;
+    }
+    let processed = if stopped { (last + nn - start) % nn + 1 } else { nn };
+    let mut k = if ties > 1 { rng.below(ties) } else { 0 };
+    let mut chosen = None;
+    let mut find = |n: usize| {
+        if tree.get(n) != max {
+            return true;
+        }
+        if k == 0 {
+            chosen = Some(n);
+            return false;
+        }
+        k -= 1;
+        true
+    };
+    // The holders of the maximum all lie inside the window just scanned, so the search from
+    // `start` finds the k-th before leaving it.
+    if each_in_mask(mask, start, nn, &mut find) {
+        each_in_mask(mask, 0, start, &mut find);
+    }
+    chosen.map(|n| (n, processed))
+}
+
 impl Class {
     fn set_leaf(&mut self, s: &State<'_>, t: TaskIdx, n: usize, r: Option<Reason>, score: f64, raw: bool) {
         let k = match r {
@@ -286,7 +372,7 @@ impl Class {
         let mut leaves: Vec<(bool, Option<Reason>, f64)> = vec![(false, None, 0.0); nn];
         let eval = |n: usize, l: &mut (bool, Option<Reason>, f64)| {
             let node = NodeIdx(n as u32);
-            let ok = p.predicate_static(s, t, node).is_ok();
+            let ok = p.predicate_static_unmasked(s, t, node).is_ok();
             let (r, sc) = leaf(s, p, ctx, t, node, batch, ok);
             *l = (ok, r, sc);
         };
@@ -322,6 +408,8 @@ impl ClassCache {
         if !task_eligible(&ssn.state, t, ctx, scan.uses_role_cache()) {
             return Pick::Ineligible;
         }
+        // The nodes the task's bound claims allow (issue 22): read through, not part of the class.
+        let Ok(mask) = ssn.plugins.class_mask(&ssn.state, t) else { return Pick::Ineligible };
         self.clock += 1;
         if ctx.interpod && !forbidden_nodes(&ssn.state, t, ctx, &mut self.masked) {
             return Pick::Ineligible;
@@ -372,7 +460,16 @@ impl ClassCache {
             class.tree.set(m.0 as usize, 0);
         }
         let nn = ssn.state.nodes.len;
-        let pick = if class.tree.nonzero() == 0 {
+        let pick = if let Some(mask) = mask {
+            let want = ssn.state.options().nodes_to_find(nn);
+            match best_in_mask(&class.tree, mask, scan.start() % nn, nn, want, &mut ssn.state.rng) {
+                Some((n, processed)) => {
+                    scan.advance(processed);
+                    Pick::Node(NodeIdx(n as u32))
+                }
+                None => Pick::NoneFeasible,
+            }
+        } else if class.tree.nonzero() == 0 {
             Pick::NoneFeasible
         } else {
             let want = ssn.state.options().nodes_to_find(nn);
@@ -489,11 +586,12 @@ mod tests {
     }
 
     /// Pods whose claims are bound to zonal disks (each its own ReadWriteOnce claim) stay on
-    /// the class path, one class per template and disk zone: the claims used to send every
-    /// such pod to the plain scan (10× the cycle's cost at 10,000 nodes).
+    /// the class path and share their template's one class, each picking inside its disk's
+    /// zone (the class mask): the claims used to send every such pod to the plain scan (10×
+    /// the cycle's cost at 10,000 nodes), then to one class per template and zone.
     #[test]
     fn pods_with_bound_zonal_claims_share_a_class_per_zone() {
-        use crate::workload_volumes::{zonal, VolumeMix, ZONE, ZONES};
+        use crate::workload_volumes::{zonal, VolumeMix, ZONE};
         let spec = WorkloadSpec { nodes: 60, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
         let mut c = Cluster::new();
         for d in generate(&spec) {
@@ -513,10 +611,10 @@ mod tests {
                 cc.pick(&mut ssn, t, &ctx, &mut scan)
             })
             .collect();
-        assert!(picks[..ZONES].iter().all(|p| *p == Pick::Ineligible), "a class is built on its second task: {picks:?}");
-        assert!(picks[ZONES..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
-        assert_eq!(cc.classes.len(), ZONES, "one class per disk zone");
-        for (&t, p) in job0.iter().zip(&picks).skip(ZONES) {
+        assert_eq!(picks[0], Pick::Ineligible, "a class is built on its second task");
+        assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
+        assert_eq!(cc.classes.len(), 1, "the disks' zones do not split the class");
+        for (&t, p) in job0.iter().zip(&picks).skip(1) {
             let Pick::Node(n) = p else { unreachable!() };
             let pod = &ssn.state.tasks.rec[t.ix()].spec;
             let pv = &c.volumes().volumes[&format!("disk-{}-{}", pod.namespace, pod.name)];
