@@ -96,6 +96,8 @@ pub struct ClassCache {
     masked: Vec<(u32, u128)>,
     /// The current pick's sampling window ([`window`]).
     window: Window,
+    /// Scratch of [`best_in_mask`]: the holders of the best key, in scan order.
+    holders: Vec<u32>,
     /// Hasher of the class keys.
     hasher: hashbrown::DefaultHashBuilder,
     /// A context without inter-pod state: leaves never depend on one task's terms.
@@ -262,7 +264,7 @@ fn best_of_all(tree: &MaxTree, rng: &mut crate::rng::SeededRng) -> Option<usize>
 
 /// Calls `f` on the nodes of `mask` in `lo..hi`, in order, until it returns false; returns
 /// whether it never did.
-#[inline]
+#[inline(always)]
 fn each_in_mask(mask: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) -> bool {
     if lo >= hi {
         return true;
@@ -302,9 +304,12 @@ fn best_in_mask(
     nn: usize,
     want: usize,
     rng: &mut crate::rng::SeededRng,
+    holders: &mut Vec<u32>,
 ) -> Option<(usize, usize)> {
     let want = if want >= nn { usize::MAX } else { want.max(1) };
-    let (mut max, mut ties, mut found, mut last) = (0u128, 0usize, 0usize, 0usize);
+    let (mut max, mut found, mut last) = (0u128, 0usize, 0usize);
+    holders.clear();
+    // One pass in scan order: the holders of the best key so far, in scan order.
     let mut visit = |n: usize| {
         let k = tree.get(n);
         if k == 0 {
@@ -312,10 +317,12 @@ fn best_in_mask(
         }
         found += 1;
         last = n;
-        if k > max {
-            (max, ties) = (k, 1);
-        } else if k == max {
-            ties += 1;
+        if k >= max {
+            if k > max {
+                max = k;
+                holders.clear();
+            }
+            holders.push(n as u32);
         }
         found < want
     };
@@ -324,25 +331,8 @@ fn best_in_mask(
         return None;
     }
     let processed = if stopped { (last + nn - start) % nn + 1 } else { nn };
-    let mut k = if ties > 1 { rng.below(ties) } else { 0 };
-    let mut chosen = None;
-    let mut find = |n: usize| {
-        if tree.get(n) != max {
-            return true;
-        }
-        if k == 0 {
-            chosen = Some(n);
-            return false;
-        }
-        k -= 1;
-        true
-    };
-    // The holders of the maximum all lie inside the window just scanned, so the search from
-    // `start` finds the k-th before leaving it.
-    if each_in_mask(mask, start, nn, &mut find) {
-        each_in_mask(mask, 0, start, &mut find);
-    }
-    chosen.map(|n| (n, processed))
+    let k = if holders.len() > 1 { rng.below(holders.len()) } else { 0 };
+    Some((holders[k] as usize, processed))
 }
 
 impl Class {
@@ -462,7 +452,7 @@ impl ClassCache {
         let nn = ssn.state.nodes.len;
         let pick = if let Some(mask) = mask {
             let want = ssn.state.options().nodes_to_find(nn);
-            match best_in_mask(&class.tree, mask, scan.start() % nn, nn, want, &mut ssn.state.rng) {
+            match best_in_mask(&class.tree, mask, scan.start() % nn, nn, want, &mut ssn.state.rng, &mut self.holders) {
                 Some((n, processed)) => {
                     scan.advance(processed);
                     Pick::Node(NodeIdx(n as u32))

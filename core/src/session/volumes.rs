@@ -485,6 +485,7 @@ impl Volumes {
         self.masks[m as usize][n.ix() / 64] & (1 << (n.ix() % 64)) != 0
     }
 
+    #[inline]
     fn pod(&self, t: TaskIdx) -> Option<&PodVols> {
         let r = *self.task_vols.get(t.ix())?;
         (r != NONE).then(|| &self.pods[r as usize])
@@ -525,8 +526,17 @@ impl Volumes {
     /// another node, and unbound `WaitForFirstConsumer` claims (VolumeBinding: an available PV
     /// that fits, or a provisioner whose `allowedTopologies` admit the node; `node(s) didn't find
     /// available persistent volumes to bind`).
+    #[inline]
     pub fn predicate_dynamic(&self, s: &State<'_>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        let Some(p) = self.pod(t) else { return Ok(()) };
+        // Inlined so that the class path's many evaluations of tasks without claims cost one
+        // table read, not a call.
+        match self.pod(t) {
+            None => Ok(()),
+            Some(p) => self.pod_dynamic(s, p, n),
+        }
+    }
+
+    fn pod_dynamic(&self, s: &State<'_>, p: &PodVols, n: NodeIdx) -> Result<(), Reason> {
         for &c in &p.claims {
             let cl = &self.claims[c as usize];
             if cl.rwo && cl.users.iter().any(|&(m, k)| k > 0 && m != n.0) {
