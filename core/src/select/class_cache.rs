@@ -608,7 +608,12 @@ mod tests {
             let Pick::Node(n) = p else { unreachable!() };
             let pod = &ssn.state.tasks.rec[t.ix()].spec;
             let pv = &c.volumes().volumes[&format!("disk-{}-{}", pod.namespace, pod.name)];
-            assert_eq!(ssn.state.nodes.rec[n.ix()].spec.labels.get(ZONE), pv.labels.get(ZONE), "{}: outside its disk's zone", pod.name);
+            assert_eq!(
+                ssn.state.nodes.rec[n.ix()].spec.labels.get(ZONE),
+                pv.labels.get(ZONE),
+                "{}: outside its disk's zone",
+                pod.name
+            );
         }
     }
 

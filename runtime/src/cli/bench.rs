@@ -265,7 +265,10 @@ fn parse_variants(list: &str) -> Result<Vec<Variant>, String> {
     list.split(',')
         .map(|v| {
             Variant::parse(v.trim()).ok_or_else(|| {
-                format!("--variant '{}': expected identical, distinct, selectors, taints or anti-affinity (or volumes alone)", v.trim())
+                format!(
+                    "--variant '{}': expected identical, distinct, selectors, taints or anti-affinity (or volumes alone)",
+                    v.trim()
+                )
             })
         })
         .collect()

@@ -104,9 +104,10 @@ fn relevant(ev: &notify::Event, names: &[std::ffi::OsString]) -> bool {
     };
     kind_may_change
         && (ev.paths.is_empty()
-            || ev.paths.iter().any(|p| {
-                p.file_name().is_none_or(|n| names.iter().any(|x| x == n) || n.to_string_lossy().starts_with(".."))
-            }))
+            || ev
+                .paths
+                .iter()
+                .any(|p| p.file_name().is_none_or(|n| names.iter().any(|x| x == n) || n.to_string_lossy().starts_with(".."))))
 }
 
 /// The names in the conf's directory whose changes can change the conf: the file's own, and,
