@@ -274,7 +274,7 @@ fn each_in_mask(mask: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> 
         if w == lo / 64 {
             bits &= !0u64 << (lo % 64);
         }
-        if w == (hi - 1) / 64 && hi % 64 != 0 {
+        if w == (hi - 1) / 64 && !hi.is_multiple_of(64) {
             bits &= !(!0u64 << (hi % 64));
         }
         while bits != 0 {
