@@ -1,7 +1,8 @@
 //! Issue 22's speed check: one default-conf cycle on a seeded shape with zone-labelled nodes,
 //! without claims and with a tenth of the pending pods carrying bound zonal claims; prints
 //! the best of `RUNS` (3) for each and their ratio
-//! (`cargo run --release -p basalt-benches --example volumes_ab -- NODES PODS`).
+//! (`cargo run --release -p basalt-benches --example volumes_ab -- NODES PODS`). `ONLY=plain`
+//! or `ONLY=claims` runs one side (to profile it alone).
 
 use basalt_core::conf::SchedulerConf;
 use basalt_core::workload::{Variant, WorkloadSpec};
@@ -31,10 +32,20 @@ fn main() {
     let runs: usize = std::env::var("RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
     let spec = WorkloadSpec { nodes, pods, gang: 10, queues: 4, variant: Variant::Identical, seed: 1 };
     let conf = SchedulerConf::default();
-    let mut plain = basalt_benches::cluster(&spec);
-    basalt_benches::volumes::zonal(&mut plain, 0);
-    let mut claims = basalt_benches::cluster(&spec);
-    basalt_benches::volumes::zonal(&mut claims, 10);
+    let build = |every: usize| {
+        let mut c = basalt_benches::cluster(&spec);
+        basalt_benches::volumes::zonal(&mut c, every);
+        c.prepare(&conf.options.default_queue);
+        c
+    };
+    let only = std::env::var("ONLY").unwrap_or_default();
+    if only == "plain" || only == "claims" {
+        let c = build(if only == "plain" { 0 } else { 10 });
+        let (t, binds) = best(&c, &conf, runs);
+        println!("{}: {only} {:.1} ms ({binds} binds)", basalt_benches::shape_name(&spec), t.as_secs_f64() * 1e3);
+        return;
+    }
+    let (plain, claims) = (build(0), build(10));
     let (a, ba) = best(&plain, &conf, runs);
     let (b, bb) = best(&claims, &conf, runs);
     println!(

@@ -32,6 +32,8 @@ pub mod workload;
 pub mod workload_mixed;
 #[cfg(any(test, feature = "testkit"))]
 pub mod workload_topology;
+#[cfg(any(test, feature = "testkit"))]
+pub mod workload_volumes;
 
 pub use cluster::{Cluster, Delta};
 pub use conf::SchedulerConf;

@@ -25,6 +25,24 @@ tiers:
   - name: binpack
 "#;
 
+/// Volcano's default conf with VolumeZone off: the class masks hold the bound PVs' node
+/// affinity only.
+const CONF_NO_VOLUME_ZONE: &str = r#"actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+    arguments:
+      predicate.VolumeZoneEnable: false
+  - name: proportion
+  - name: nodeorder
+"#;
+
 fn cluster(spec: &WorkloadSpec) -> Cluster {
     let mut c = Cluster::new();
     for d in generate(spec) {
@@ -182,5 +200,66 @@ fn optimised_and_plain_allocate_agree_under_node_sampling() {
         compare(Variant::Selectors, 280, 8400, &conf, 6);
         compare(Variant::AntiAffinity, 150, 1500, &conf, 9);
         compare(Variant::Identical, 280, 8400, &sampled(&binpack, pct, min), 3);
+    }
+}
+
+/// Pods with bound claims (issue 22): zonal disks and local PVs restrict a pod to the nodes
+/// of its class mask (the pod shares the class of its template and picks inside the mask); a
+/// ReadWriteOnce claim two pods mount sends the second to the plain scan. With room and when
+/// scarce, full scans and sampling, node selectors and anti-affinity masks on top, VolumeZone
+/// on and off, the class path decides what the plain scan decides, and every bound pod with a
+/// claim lands where its PV is.
+#[test]
+fn optimised_and_plain_allocate_agree_with_bound_claims() {
+    use basalt_core::workload_volumes::{zonal, VolumeMix, ZONE, ZONES};
+    let mix = VolumeMix { every: 3, local: 5, shared: 4 };
+    let default = SchedulerConf::default();
+    let no_zone = SchedulerConf::parse(CONF_NO_VOLUME_ZONE).expect("conf parses").0;
+    let confs = [
+        (default.clone(), true),
+        (sampled(&default, 0, 10), true),
+        (SchedulerConf::parse(CONF_BINPACK).expect("conf parses").0, true),
+        (no_zone, false),
+    ];
+    let shapes = [
+        (Variant::Identical, 300, 1500, 21),
+        (Variant::Identical, 280, 8400, 22),
+        (Variant::Selectors, 280, 8400, 23),
+        (Variant::AntiAffinity, 300, 1500, 24),
+    ];
+    for (variant, nodes, pods, seed) in shapes {
+        for (conf, zone_on) in &confs {
+            let spec = WorkloadSpec { nodes, pods, gang: 10, queues: 3, variant, seed };
+            let mut c = cluster(&spec);
+            zonal(&mut c, mix);
+            let mut fast = conf.clone();
+            fast.options.class_cache = true;
+            let mut plain = conf.clone();
+            plain.options.class_cache = false;
+            let opts = CycleOptions { seed, cycle: 1, now_ms: 0 };
+            let (a, b) = (run_cycle(&c, &fast, &opts), run_cycle(&c, &plain, &opts));
+            assert_eq!(a, b, "{variant:?} {nodes} nodes {pods} pods seed {seed}: class path and plain scan differ with claims");
+            let (mut zonal_binds, mut local_binds) = (0, 0);
+            for bind in &a.binds {
+                let pod = &c.pod(bind.pod).expect("bound pod").spec;
+                let Some(vc) = pod.volume_claims.first() else { continue };
+                let pv_name = format!("disk-{}-{}", pod.namespace, vc.claim.trim_start_matches("data-"));
+                let Some(pv) = c.volumes().volumes.get(&pv_name) else { continue };
+                let node = &c.node(bind.node).expect("bound node").spec;
+                if let Some(z) = pv.labels.get(ZONE) {
+                    if *zone_on {
+                        assert_eq!(node.labels.get(ZONE), Some(z), "{}: bound outside its disk's zone", pod.name);
+                    }
+                    zonal_binds += 1;
+                }
+                if let Some(terms) = &pv.node_affinity {
+                    let host = &terms[0].match_expressions[0].values[0];
+                    assert_eq!(&node.name, host, "{}: bound away from its local PV", pod.name);
+                    local_binds += 1;
+                }
+            }
+            assert!(zonal_binds >= ZONES, "{variant:?} {nodes}/{pods}: only {zonal_binds} pods with zonal claims bound");
+            assert!(local_binds > 0, "{variant:?} {nodes}/{pods}: no pod with a local claim bound");
+        }
     }
 }

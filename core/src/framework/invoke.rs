@@ -170,6 +170,15 @@ impl<'a> Plugins<'a> {
         Ok(())
     }
 
+    /// [`Plugins::predicate_static`] without the plugins' class masks
+    /// ([`Plugin::predicate_static_unmasked`]), ANDed.
+    pub fn predicate_static_unmasked(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        for p in self.each(Fn::Predicate) {
+            p.predicate_static_unmasked(s, t, n)?;
+        }
+        Ok(())
+    }
+
     /// The rest of [`Plugins::predicate`] ([`Plugin::predicate_dynamic`]), ANDed.
     pub fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         for p in self.each(Fn::Predicate) {
@@ -231,6 +240,24 @@ impl<'a> Plugins<'a> {
             key = key.rotate_left(17) ^ slot.plugin.class_key(s, t)?;
         }
         Some(key)
+    }
+
+    /// The node mask the class path applies on top of `t`'s class ([`Plugin::class_mask`] of
+    /// the plugins whose predicate is active): `Ok(None)` when none has one, `Err(())` when
+    /// more than one has (the masks would have to be intersected per task; `t` then takes the
+    /// plain scan).
+    #[allow(clippy::result_unit_err)]
+    pub fn class_mask(&self, s: &State<'a>, t: TaskIdx) -> Result<Option<&[u64]>, ()> {
+        let mut found = None;
+        for p in self.each(Fn::Predicate) {
+            if let Some(m) = p.class_mask(s, t) {
+                if found.is_some() {
+                    return Err(());
+                }
+                found = Some(m);
+            }
+        }
+        Ok(found)
     }
 
     /// Overused: OR.

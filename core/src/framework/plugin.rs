@@ -100,7 +100,7 @@ impl Fn {
     }
 
     /// The function a [`Plugin`] method implements (`None` for `name` and `on_close`, which are
-    /// not registered functions). `predicate_static` and `predicate_dynamic` are parts of the
+    /// not registered functions). `predicate_static`, `predicate_static_unmasked` and `predicate_dynamic` are parts of the
     /// predicate; `on_allocate`/`on_deallocate` form Volcano's event handler.
     pub fn of_method(method: &str) -> Option<Fn> {
         Some(match method {
@@ -108,7 +108,7 @@ impl Fn {
             "queue_order" => Fn::QueueOrder,
             "task_order" => Fn::TaskOrder,
             "pre_predicate" => Fn::PrePredicate,
-            "predicate" | "predicate_static" | "predicate_dynamic" => Fn::Predicate,
+            "predicate" | "predicate_static" | "predicate_static_unmasked" | "predicate_dynamic" => Fn::Predicate,
             "node_order" => Fn::NodeOrder,
             "batch_node_order" => Fn::BatchNodeOrder,
             "overused" => Fn::Overused,
@@ -223,6 +223,12 @@ pub trait Plugin<'a>: Send + Sync {
     fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         Ok(())
     }
+    /// [`Plugin::predicate_static`] without the restriction [`Plugin::class_mask`] expresses
+    /// as a node mask: `predicate_static(t, n)` passes exactly when this passes and `n` is in
+    /// the mask. Default: all of `predicate_static` (a plugin without a class mask).
+    fn predicate_static_unmasked(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        self.predicate_static(s, t, n)
+    }
     /// The rest of [`Plugin::predicate`] (default: all of it).
     fn predicate_dynamic(&self, s: &State<'a>, ctx: &k8s::PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
         self.predicate(s, ctx, t, n)
@@ -324,6 +330,16 @@ pub trait Plugin<'a>: Send + Sync {
     /// only. Not a registered function.
     fn class_key(&self, s: &State<'a>, t: TaskIdx) -> Option<u64> {
         Some(0)
+    }
+    /// The nodes outside which `t` fails this plugin's static predicate for a reason the class
+    /// path applies on top of `t`'s class instead of splitting the class (a bound claim's
+    /// PersistentVolume node affinity and zone, issue 22): one bit per node row, bit `n % 64`
+    /// of word `n / 64`. Tasks that differ only by their masks share a class, whose leaves are
+    /// computed with [`Plugin::predicate_static_unmasked`]; each pick reads the class's leaves
+    /// inside its own mask. `None` (the default): no mask, `predicate_static_unmasked` is all
+    /// of `predicate_static`. Not a registered function.
+    fn class_mask(&self, s: &State<'a>, t: TaskIdx) -> Option<&[u64]> {
+        None
     }
 }
 

@@ -73,6 +73,7 @@ impl Predicates {
     /// builds the volume tables; `predicate.CacheEnable` is accepted and has no effect.
     pub fn open(s: &State<'_>, a: &Arguments) -> Self {
         let on = |k: &str| a.bool(k).unwrap_or(true);
+        let (volume_zone, volume_binding) = (on("predicate.VolumeZoneEnable"), on("predicate.VolumeBindingEnable"));
         let open_node = (0..s.nodes.len)
             .map(|n| {
                 let rec = s.nodes.rec[n];
@@ -87,9 +88,9 @@ impl Predicates {
             taint_toleration: on("predicate.TaintTolerationEnable"),
             pod_affinity: on("predicate.PodAffinityEnable"),
             topology_spread: on("predicate.PodTopologySpreadEnable"),
-            volumes: Volumes::open(s),
-            volume_binding: on("predicate.VolumeBindingEnable"),
-            volume_zone: on("predicate.VolumeZoneEnable"),
+            volumes: Volumes::open(s, volume_zone, volume_binding),
+            volume_binding,
+            volume_zone,
             volume_limits: on("predicate.NodeVolumeLimitsEnable"),
         }
     }
@@ -123,6 +124,26 @@ impl Predicates {
             ctx.spread_filter(s, pod, n)?;
         }
         self.volumes_dynamic(s, t, n)
+    }
+
+    /// NodeUnschedulable, NodeAffinity, TaintToleration (the static filters on the node alone).
+    fn node_static(&self, s: &State<'_>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        let pod = &s.tasks.rec[t.ix()].c;
+        if self.open_node[n.ix()] && pod.node_selector.is_empty() && pod.node_required.is_none() {
+            return Ok(());
+        }
+        if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
+            return Err(Reason::NodeUnschedulable);
+        }
+        if self.node_affinity && !k8s::node_affinity_ok(s, pod, n) {
+            return Err(Reason::NodeAffinity);
+        }
+        if self.taint_toleration {
+            if let Some((k, v)) = k8s::untolerated_taint(s, pod, n) {
+                return Err(Reason::Taint(k, v));
+            }
+        }
+        Ok(())
     }
 
     /// VolumeZone and VolumeBinding's bound claims (static: the PVs' labels and node affinity).
@@ -163,22 +184,12 @@ plugin_impl! {
             self.predicate_rest(s, ctx, t, n)
         }
         fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-            let pod = &s.tasks.rec[t.ix()].c;
-            if self.open_node[n.ix()] && pod.node_selector.is_empty() && pod.node_required.is_none() {
-                return self.volumes_static(t, n);
-            }
-            if s.nodes.rec[n.ix()].spec.unschedulable && !tolerates_unschedulable(s, t) {
-                return Err(Reason::NodeUnschedulable);
-            }
-            if self.node_affinity && !k8s::node_affinity_ok(s, pod, n) {
-                return Err(Reason::NodeAffinity);
-            }
-            if self.taint_toleration {
-                if let Some((k, v)) = k8s::untolerated_taint(s, pod, n) {
-                    return Err(Reason::Taint(k, v));
-                }
-            }
+            self.node_static(s, t, n)?;
             self.volumes_static(t, n)
+        }
+        /// The node filters without the volume ones, which [`Predicates::class_mask`] holds.
+        fn predicate_static_unmasked(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+            self.node_static(s, t, n)
         }
         fn predicate_dynamic(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
             self.pod_number(s, n)?;
@@ -214,6 +225,12 @@ plugin_impl! {
                 Some(v) => v.class_key(t),
                 None => Some(0),
             }
+        }
+        /// The nodes a pod's bound claims allow (VolumeZone and VolumeBinding's bound-claim
+        /// check, [`Volumes::class_mask`]): pods with bound zonal or local claims share the class
+        /// of pods without claims and pick inside their mask.
+        fn class_mask(&self, _s: &State<'a>, t: TaskIdx) -> Option<&[u64]> {
+            self.volumes.as_ref()?.class_mask(t)
         }
     }
 }

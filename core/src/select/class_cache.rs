@@ -74,7 +74,8 @@ struct Class {
     eligible: bool,
     /// Set once a score is NaN: the plain scan's float comparisons then cannot be mirrored.
     poisoned: bool,
-    /// Per node: passes the static predicates ([`Plugins::predicate_static`]).
+    /// Per node: passes the static predicates without the tasks' class masks
+    /// ([`Plugins::predicate_static_unmasked`]).
     static_ok: Vec<bool>,
     tree: MaxTree,
     /// Each BatchNodeOrder plugin's (constant) score for this class.
@@ -95,6 +96,8 @@ pub struct ClassCache {
     masked: Vec<(u32, u128)>,
     /// The current pick's sampling window ([`window`]).
     window: Window,
+    /// Scratch of [`best_in_mask`]: the holders of the best key, in scan order.
+    holders: Vec<u32>,
     /// Hasher of the class keys.
     hasher: hashbrown::DefaultHashBuilder,
     /// A context without inter-pod state: leaves never depend on one task's terms.
@@ -259,6 +262,79 @@ fn best_of_all(tree: &MaxTree, rng: &mut crate::rng::SeededRng) -> Option<usize>
     Some(tree.kth_max(k))
 }
 
+/// Calls `f` on the nodes of `mask` in `lo..hi`, in order, until it returns false; returns
+/// whether it never did.
+#[inline(always)]
+fn each_in_mask(mask: &[u64], lo: usize, hi: usize, mut f: impl FnMut(usize) -> bool) -> bool {
+    if lo >= hi {
+        return true;
+    }
+    for w in lo / 64..=(hi - 1) / 64 {
+        let mut bits = mask.get(w).copied().unwrap_or(0);
+        if w == lo / 64 {
+            bits &= !0u64 << (lo % 64);
+        }
+        if w == (hi - 1) / 64 && !hi.is_multiple_of(64) {
+            bits &= !(!0u64 << (hi % 64));
+        }
+        while bits != 0 {
+            let n = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if !f(n) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The plain scan's choice for a task whose class's leaves are `tree` and whose class mask
+/// ([`Plugins::class_mask`]) is `mask`: its feasible nodes are the non-zero leaves inside the
+/// mask. The scan runs from `start` (wrapping) and stops after the `want`-th feasible node (all
+/// nodes when `want ≥ nn`); the best key among the feasible nodes it processed wins, ties drawn
+/// as [`crate::select::nodes::best_node`] draws (only when several, uniformly by position in
+/// scan order). Returns the node and how many nodes the scan processed; `None` when no node in
+/// the mask is feasible (then the plain scan collects the fit errors). Reads the leaves only, so
+/// a lazy tree needs no cleaning: O(nodes in the mask) per pick, against O(nodes) predicate and
+/// score evaluations of the plain scan.
+fn best_in_mask(
+    tree: &MaxTree,
+    mask: &[u64],
+    start: usize,
+    nn: usize,
+    want: usize,
+    rng: &mut crate::rng::SeededRng,
+    holders: &mut Vec<u32>,
+) -> Option<(usize, usize)> {
+    let want = if want >= nn { usize::MAX } else { want.max(1) };
+    let (mut max, mut found, mut last) = (0u128, 0usize, 0usize);
+    holders.clear();
+    // One pass in scan order: the holders of the best key so far, in scan order.
+    let mut visit = |n: usize| {
+        let k = tree.get(n);
+        if k == 0 {
+            return true;
+        }
+        found += 1;
+        last = n;
+        if k >= max {
+            if k > max {
+                max = k;
+                holders.clear();
+            }
+            holders.push(n as u32);
+        }
+        found < want
+    };
+    let stopped = !each_in_mask(mask, start, nn, &mut visit) || !each_in_mask(mask, 0, start, &mut visit);
+    if found == 0 {
+        return None;
+    }
+    let processed = if stopped { (last + nn - start) % nn + 1 } else { nn };
+    let k = if holders.len() > 1 { rng.below(holders.len()) } else { 0 };
+    Some((holders[k] as usize, processed))
+}
+
 impl Class {
     fn set_leaf(&mut self, s: &State<'_>, t: TaskIdx, n: usize, r: Option<Reason>, score: f64, raw: bool) {
         let k = match r {
@@ -286,7 +362,7 @@ impl Class {
         let mut leaves: Vec<(bool, Option<Reason>, f64)> = vec![(false, None, 0.0); nn];
         let eval = |n: usize, l: &mut (bool, Option<Reason>, f64)| {
             let node = NodeIdx(n as u32);
-            let ok = p.predicate_static(s, t, node).is_ok();
+            let ok = p.predicate_static_unmasked(s, t, node).is_ok();
             let (r, sc) = leaf(s, p, ctx, t, node, batch, ok);
             *l = (ok, r, sc);
         };
@@ -322,6 +398,8 @@ impl ClassCache {
         if !task_eligible(&ssn.state, t, ctx, scan.uses_role_cache()) {
             return Pick::Ineligible;
         }
+        // The nodes the task's bound claims allow (issue 22): read through, not part of the class.
+        let Ok(mask) = ssn.plugins.class_mask(&ssn.state, t) else { return Pick::Ineligible };
         self.clock += 1;
         if ctx.interpod && !forbidden_nodes(&ssn.state, t, ctx, &mut self.masked) {
             return Pick::Ineligible;
@@ -350,8 +428,12 @@ impl ClassCache {
         let batch = self.touched.len() * 8 > s.nodes.len;
         for &n in &self.touched {
             self.seen[n as usize] = false;
-            let ok = class.static_ok[n as usize];
-            let (r, sc) = leaf(&ssn.state, &ssn.plugins, &self.plain_ctx, t, NodeIdx(n), &class.batch, ok);
+            // A node the class's static predicates reject (another zone, a selector it lacks)
+            // keeps its 0 leaf whatever changed on it: no evaluation, no tree update.
+            if !class.static_ok[n as usize] {
+                continue;
+            }
+            let (r, sc) = leaf(&ssn.state, &ssn.plugins, &self.plain_ctx, t, NodeIdx(n), &class.batch, true);
             class.set_leaf(&ssn.state, t, n as usize, r, sc, batch);
         }
         if batch {
@@ -368,7 +450,16 @@ impl ClassCache {
             class.tree.set(m.0 as usize, 0);
         }
         let nn = ssn.state.nodes.len;
-        let pick = if class.tree.nonzero() == 0 {
+        let pick = if let Some(mask) = mask {
+            let want = ssn.state.options().nodes_to_find(nn);
+            match best_in_mask(&class.tree, mask, scan.start() % nn, nn, want, &mut ssn.state.rng, &mut self.holders) {
+                Some((n, processed)) => {
+                    scan.advance(processed);
+                    Pick::Node(NodeIdx(n as u32))
+                }
+                None => Pick::NoneFeasible,
+            }
+        } else if class.tree.nonzero() == 0 {
             Pick::NoneFeasible
         } else {
             let want = ssn.state.options().nodes_to_find(nn);
@@ -482,6 +573,48 @@ mod tests {
         assert_eq!(picks[0], Pick::Ineligible, "a class is built on its second task");
         assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
         assert_eq!(cc.classes.len(), 1);
+    }
+
+    /// Pods whose claims are bound to zonal disks (each its own ReadWriteOnce claim) stay on
+    /// the class path and share their template's one class, each picking inside its disk's
+    /// zone (the class mask): the claims used to send every such pod to the plain scan (10×
+    /// the cycle's cost at 10,000 nodes), then to one class per template and zone.
+    #[test]
+    fn pods_with_bound_zonal_claims_share_a_class_per_zone() {
+        use crate::workload_volumes::{zonal, VolumeMix, ZONE};
+        let spec = WorkloadSpec { nodes: 60, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
+        let mut c = Cluster::new();
+        for d in generate(&spec) {
+            c.apply(d).unwrap();
+        }
+        zonal(&mut c, VolumeMix { every: 1, ..VolumeMix::default() });
+        let conf = SchedulerConf::default();
+        let arena = bumpalo::Bump::new();
+        let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
+        let mut cc = ClassCache::default();
+        let mut scan = NodeScan::new(ssn.state.nodes.len, true);
+        let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
+        let picks: Vec<Pick> = job0
+            .iter()
+            .map(|&t| {
+                let ctx = PodCtx::build(&ssn.state, t, true);
+                cc.pick(&mut ssn, t, &ctx, &mut scan)
+            })
+            .collect();
+        assert_eq!(picks[0], Pick::Ineligible, "a class is built on its second task");
+        assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
+        assert_eq!(cc.classes.len(), 1, "the disks' zones do not split the class");
+        for (&t, p) in job0.iter().zip(&picks).skip(1) {
+            let Pick::Node(n) = p else { unreachable!() };
+            let pod = &ssn.state.tasks.rec[t.ix()].spec;
+            let pv = &c.volumes().volumes[&format!("disk-{}-{}", pod.namespace, pod.name)];
+            assert_eq!(
+                ssn.state.nodes.rec[n.ix()].spec.labels.get(ZONE),
+                pv.labels.get(ZONE),
+                "{}: outside its disk's zone",
+                pod.name
+            );
+        }
     }
 
     /// Under Volcano's node sampling the class path still serves a class's tasks (it used to

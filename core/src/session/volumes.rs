@@ -100,8 +100,12 @@ struct PodVols {
     unbound: Vec<u32>,
     /// Counted volumes: (driver row, volume key) for CSI attach limits.
     csi: Vec<(u32, u32)>,
-    /// Key for the class path (`None`: the result depends on session state).
-    class_key: Option<u64>,
+    /// Whether the class path may serve the pod: its volume filters depend only on the node's
+    /// labels (bound claims no other pod mounts, no counted attachments, no unbound claims), so
+    /// they are its [`PodVols::mask`] and it shares the class of pods without claims.
+    classable: bool,
+    /// The enabled static filters' masks intersected (row in `masks`; NONE: none restricts).
+    mask: u32,
     /// Node the pod's volumes are counted on (NONE: not placed by this session).
     placed: u32,
     /// Claims whose assumption this pod made.
@@ -186,15 +190,11 @@ fn modes_ok(want: &[AccessMode], have: &[AccessMode]) -> bool {
     want.iter().all(|m| have.contains(m))
 }
 
-fn hash_str(s: &str) -> u64 {
-    // FNV-1a: deterministic across runs (class keys must not depend on a random seed).
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
-}
-
 impl Volumes {
     /// Builds the tables, or `None` when no session task mounts a claim or has resource claims
-    /// (the filters then cost nothing).
-    pub fn open(s: &State<'_>) -> Option<Self> {
+    /// (the filters then cost nothing). `zone` and `binding` say whether VolumeZone and
+    /// VolumeBinding are on: the class masks ([`Volumes::class_mask`]) hold the filters that are.
+    pub fn open(s: &State<'_>, zone: bool, binding: bool) -> Option<Self> {
         let c: &Cluster = s.cluster;
         if !(0..s.tasks.len).any(|t| {
             let p = &s.tasks.rec[t].spec;
@@ -255,6 +255,8 @@ impl Volumes {
         }
         let mut claim_index: HashMap<(String, String), u32> = HashMap::new();
         let mut mask_index: HashMap<String, u32> = HashMap::new();
+        let mut intersections: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut key_parts: Vec<u32> = Vec::new();
         for t in 0..s.tasks.len {
             let p = &s.tasks.rec[t].spec;
             if p.volume_claims.is_empty() && p.resource_claims.is_empty() {
@@ -262,7 +264,7 @@ impl Volumes {
             }
             let status = s.tasks.status[t];
             let pending = status == TaskStatus::Pending;
-            let mut pv = PodVols { placed: NONE, class_key: Some(0), ..PodVols::default() };
+            let mut pv = PodVols { placed: NONE, classable: true, mask: NONE, ..PodVols::default() };
             if !p.resource_claims.is_empty() && pending {
                 pv.dra_error = Some(format!(
                     "pod {}/{} has spec.resourceClaims ({}): dynamic resource allocation is not implemented by Basalt, so the pod stays pending",
@@ -271,7 +273,7 @@ impl Volumes {
                     p.resource_claims.join(", ")
                 ));
             }
-            let mut key_parts: Vec<u32> = Vec::new();
+            key_parts.clear();
             for vc in &p.volume_claims {
                 let Some(claim) = store.claim(&p.namespace, &vc.claim) else {
                     if pending && pv.pre_error.is_none() {
@@ -331,7 +333,7 @@ impl Volumes {
                             }
                             if driver != NONE {
                                 pv.csi.push((driver, r));
-                                pv.class_key = None;
+                                pv.classable = false;
                             }
                         }
                         None => {
@@ -358,7 +360,7 @@ impl Volumes {
                 match delayed {
                     Ok(true) if claim.volume_name.is_empty() => {
                         pv.unbound.push(ci);
-                        pv.class_key = None;
+                        pv.classable = false;
                         if let Ok(di) = v.drivers.binary_search(&v.claims[ci as usize].provisioner) {
                             pv.csi.push((di as u32, v.pvs.len() as u32 + ci));
                         }
@@ -375,23 +377,37 @@ impl Volumes {
                     }
                 }
             }
-            // A shared ReadWriteOnce claim makes the result depend on where its other users are.
-            if pv.claims.iter().any(|&c| v.claims[c as usize].rwo) {
-                pv.class_key = None;
-            }
             let mut unbound = std::mem::take(&mut pv.unbound);
             unbound.sort_by_key(|&c| (v.claims[c as usize].request_bytes, c));
             pv.unbound = unbound;
-            key_parts.extend(pv.bound_masks.iter().map(|m| m + 1));
-            key_parts.push(0);
-            key_parts.extend(pv.zone_masks.iter().map(|m| m + 1));
-            if pv.class_key.is_some() {
-                let k =
-                    key_parts.iter().fold(0x9e37_79b9u64, |h, &x| h.rotate_left(13) ^ (x as u64).wrapping_mul(0x100_0000_01b3));
-                pv.class_key = Some(if pv.pre_error.is_some() || pv.dra_error.is_some() { k ^ 0xdead } else { k });
+            // A pod failing its PrePredicate never reaches a node scan.
+            pv.classable &= pv.pre_error.is_none() && pv.dra_error.is_none();
+            if zone {
+                key_parts.extend(&pv.zone_masks);
             }
+            if binding {
+                key_parts.extend(&pv.bound_masks);
+            }
+            key_parts.sort_unstable();
+            key_parts.dedup();
+            pv.mask = v.intersection(&mut intersections, &key_parts);
             v.task_vols[t] = v.pods.len() as u32;
             v.pods.push(pv);
+        }
+        // A ReadWriteOnce claim another task also mounts makes the result depend on where that
+        // task is (`predicate_dynamic`'s in-use check); a claim only this task mounts never
+        // fails it (the task is not placed while it is being placed), so such pods keep their
+        // class.
+        let mut mounts = vec![0u32; v.claims.len()];
+        for p in &v.pods {
+            for &c in &p.claims {
+                mounts[c as usize] += 1;
+            }
+        }
+        for p in &mut v.pods {
+            if p.claims.iter().any(|&c| v.claims[c as usize].rwo && mounts[c as usize] > 1) {
+                p.classable = false;
+            }
         }
         // Pods already on nodes: claim users and counted volumes.
         for t in 0..s.tasks.len {
@@ -469,6 +485,7 @@ impl Volumes {
         self.masks[m as usize][n.ix() / 64] & (1 << (n.ix() % 64)) != 0
     }
 
+    #[inline]
     fn pod(&self, t: TaskIdx) -> Option<&PodVols> {
         let r = *self.task_vols.get(t.ix())?;
         (r != NONE).then(|| &self.pods[r as usize])
@@ -509,8 +526,17 @@ impl Volumes {
     /// another node, and unbound `WaitForFirstConsumer` claims (VolumeBinding: an available PV
     /// that fits, or a provisioner whose `allowedTopologies` admit the node; `node(s) didn't find
     /// available persistent volumes to bind`).
+    #[inline]
     pub fn predicate_dynamic(&self, s: &State<'_>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
-        let Some(p) = self.pod(t) else { return Ok(()) };
+        // Inlined so that the class path's many evaluations of tasks without claims cost one
+        // table read, not a call.
+        match self.pod(t) {
+            None => Ok(()),
+            Some(p) => self.pod_dynamic(s, p, n),
+        }
+    }
+
+    fn pod_dynamic(&self, s: &State<'_>, p: &PodVols, n: NodeIdx) -> Result<(), Reason> {
         for &c in &p.claims {
             let cl = &self.claims[c as usize];
             if cl.rwo && cl.users.iter().any(|&(m, k)| k > 0 && m != n.0) {
@@ -613,11 +639,46 @@ impl Volumes {
         cl.allowed.is_empty() || cl.allowed.iter().any(|term| term.iter().all(|r| label_req_ok(r, labels)))
     }
 
-    /// The class-path key of `t`'s volumes (`None`: they depend on this cycle's placements).
+    /// The class-path key of `t`'s volumes: `Some(0)` when they restrict `t` only through its
+    /// [`Volumes::class_mask`] (then `t` shares the class of pods without claims), `None` when
+    /// they depend on this cycle's placements (shared ReadWriteOnce claims, counted
+    /// attachments, unbound claims) or fail its PrePredicate.
     pub fn class_key(&self, t: TaskIdx) -> Option<u64> {
         match self.pod(t) {
-            None => Some(0),
-            Some(p) => p.class_key.map(|k| k ^ hash_str("volumes")),
+            Some(p) if !p.classable => None,
+            _ => Some(0),
+        }
+    }
+
+    /// The nodes `t`'s bound claims allow (their PVs' node affinity and zone labels, for the
+    /// filters that are on): what [`Volumes::predicate_static`] checks, as one mask (bit
+    /// `n % 64` of word `n / 64` for node row `n`); `None` when they allow every node.
+    pub fn class_mask(&self, t: TaskIdx) -> Option<&[u64]> {
+        let p = self.pod(t)?;
+        (p.mask != NONE).then(|| &*self.masks[p.mask as usize])
+    }
+
+    /// The intersection of masks `parts` (sorted, deduplicated), memoized by them; NONE for
+    /// none.
+    fn intersection(&mut self, index: &mut HashMap<Vec<u32>, u32>, parts: &[u32]) -> u32 {
+        match parts {
+            [] => NONE,
+            [m] => *m,
+            _ => {
+                if let Some(&m) = index.get(parts) {
+                    return m;
+                }
+                let mut bits = self.masks[parts[0] as usize].clone();
+                for &p in &parts[1..] {
+                    for (b, x) in bits.iter_mut().zip(self.masks[p as usize].iter()) {
+                        *b &= x;
+                    }
+                }
+                self.masks.push(bits);
+                let m = (self.masks.len() - 1) as u32;
+                index.insert(parts.to_vec(), m);
+                m
+            }
         }
     }
 

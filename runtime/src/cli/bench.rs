@@ -57,7 +57,10 @@ pub struct BenchArgs {
     /// gang hard within one leaf) or subgroups (Volcano's 1,000-node / 1,000-pod / 100-sub-group
     /// allocate benchmark at --nodes 1000 --pods 1000). The two topology shapes also time the
     /// same workload without its topology in the same run (`plain_cycle_ms`). With --sweep a
-    /// comma list runs every size for each shape (one plotted series each).
+    /// comma list runs every size for each shape (one plotted series each). `volumes` (not with
+    /// --sweep): the identical shape on zone-labelled nodes without claims and with every
+    /// --claims-every-th pending pod on a bound zonal claim, measured alternately in this
+    /// process, and their CPU-time ratio (issue 22).
     #[arg(long, default_value = "identical", conflicts_with = "from_json")]
     pub variant: String,
     /// Worker threads for the parallel node scans (default: all cores).
@@ -106,6 +109,12 @@ pub struct BenchArgs {
     /// With sampling: lower bound of the adaptive percentage (Volcano default 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..=100), conflicts_with = "from_json")]
     pub minimum_percentage_nodes_to_find: Option<i32>,
+    /// With --variant volumes: every K-th pending pod carries a bound zonal claim.
+    #[arg(long, value_name = "K", default_value_t = 10, conflicts_with = "from_json")]
+    pub claims_every: usize,
+    /// With --variant volumes: timed cycles per cluster (alternating; the median is reported).
+    #[arg(long, value_name = "R", default_value_t = 5, conflicts_with = "from_json")]
+    pub volume_rounds: usize,
 }
 
 impl BenchArgs {
@@ -248,7 +257,7 @@ impl BenchReport {
 /// `/proc/self/task/*/schedstat`; `None` where unavailable). Unlike the wall clock it does not
 /// count time the threads waited for a core, so it compares two cycles fairly on a busy
 /// machine.
-fn process_cpu_ms() -> Option<f64> {
+pub(crate) fn process_cpu_ms() -> Option<f64> {
     let mut ns = 0u64;
     for e in std::fs::read_dir("/proc/self/task").ok()? {
         let s = std::fs::read_to_string(e.ok()?.path().join("schedstat")).ok()?;
@@ -283,7 +292,7 @@ fn parse_variants(list: &str) -> Result<Vec<Variant>, String> {
         .map(|v| {
             Variant::parse(v.trim()).ok_or_else(|| {
                 format!(
-                    "--variant '{}': expected identical, distinct, selectors, taints, anti-affinity, topology or subgroups",
+                    "--variant '{}': expected identical, distinct, selectors, taints, anti-affinity, topology or subgroups (or volumes alone)",
                     v.trim()
                 )
             })
@@ -295,6 +304,23 @@ fn parse_variants(list: &str) -> Result<Vec<Variant>, String> {
 pub fn run(args: &BenchArgs) -> u8 {
     if let Some(file) = &args.from_json {
         return from_json(args, file);
+    }
+    if args.variant.trim() == "volumes" {
+        if args.sweep.is_some() || args.plot.is_some() {
+            eprintln!("error: --variant volumes is one comparison: not with --sweep or --plot");
+            return 2;
+        }
+        let conf = match &args.conf {
+            Some(p) => match super::simulate::read_conf(p) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return super::EXIT_BAD_CONF;
+                }
+            },
+            None => SchedulerConf::default(),
+        };
+        return super::bench_volumes::run(args, &conf);
     }
     let variants = match parse_variants(&args.variant) {
         Ok(v) => v,

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_plot;
 pub mod bench_sweep;
+pub mod bench_volumes;
 pub mod controller;
 #[cfg(test)]
 mod help_text;

@@ -4,10 +4,14 @@
 //! a ConfigMap volume works: the kubelet writes a new `..<timestamp>` folder, points a
 //! `..data_tmp` symlink at it and renames it over `..data`, while the file itself
 //! (`volcano-scheduler.conf → ..data/volcano-scheduler.conf`) is never written. [`ConfWatcher`]
-//! does the same with `notify`: any create, write, rename or remove in the directory schedules a
+//! does the same with `notify`: a create, write, rename or remove in the directory of the conf
+//! file itself, of the file a symlink conf names there, or of a kubelet `..` entry schedules a
 //! re-read after a quiet period of [`DEBOUNCE`] (a swap is several events), with the parser
-//! `basalt simulate` uses ([`SchedulerConf::parse`]). A read or parse error keeps the last good
-//! conf and is logged (warn, with the file and the error), as Volcano keeps its previous conf.
+//! `basalt simulate` uses ([`SchedulerConf::parse`]). Other files in the directory (the
+//! scheduler's own log, say) are ignored, and a re-read whose text is the one last read (good or
+//! refused) does nothing: no parse, no warnings logged again, no reload counted. A read or parse
+//! error keeps the last good conf and is logged (warn, with the file and the error) once per
+//! distinct text or error, as Volcano keeps its previous conf.
 //! No conf file means Volcano's built-in default; so does an empty one (the parser's rule).
 //! Command-line options are applied on top of every conf loaded.
 
@@ -55,14 +59,30 @@ struct Inner {
     tx: watch::Sender<Arc<SchedulerConf>>,
     /// The text of the last good conf: an event that leaves the text unchanged is no reload.
     last_text: Mutex<String>,
+    /// The last refused read: its text, or its read error. Read again unchanged, it is
+    /// neither parsed nor logged again.
+    last_refused: Mutex<Option<Result<String, String>>>,
+    /// Times the file's text was parsed (the first load included).
+    parses: AtomicU64,
     reloads: AtomicU64,
     failures: AtomicU64,
+}
+
+/// Reads the conf file's text. Errors name the file.
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read conf {}: {e}", path.display()))
 }
 
 /// Reads and parses the conf at `path`, then runs `check` on it; warnings are logged. Errors
 /// name the file.
 fn load(path: &Path, check: &Check) -> Result<(String, SchedulerConf), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read conf {}: {e}", path.display()))?;
+    let text = read(path)?;
+    parse(path, text, check)
+}
+
+/// Parses `text`, the conf read from `path`, then runs `check` on it; warnings are logged.
+/// Errors name the file.
+fn parse(path: &Path, text: String, check: &Check) -> Result<(String, SchedulerConf), String> {
     let (conf, warnings) = SchedulerConf::parse(&text).map_err(|e| format!("invalid conf {}: {e}", path.display()))?;
     check(&conf, path)?;
     for w in warnings {
@@ -72,20 +92,59 @@ fn load(path: &Path, check: &Check) -> Result<(String, SchedulerConf), String> {
 }
 
 /// Whether a file-system event can change what the conf file reads as. Opening or reading a file
-/// cannot (and the watcher's own reads would otherwise trigger reloads).
-fn relevant(kind: &EventKind) -> bool {
-    match kind {
+/// cannot (and the watcher's own reads would otherwise trigger reloads); nor can a change to
+/// a file whose name is not in `names` (the conf file and the file a symlink conf names in the
+/// same directory) and not a kubelet ConfigMap entry (`..data`, `..data_tmp`, `..<version>`).
+/// An event without paths (a rescan) may have been anything.
+fn relevant(ev: &notify::Event, names: &[std::ffi::OsString]) -> bool {
+    let kind_may_change = match ev.kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Access(_) => false,
         _ => true,
+    };
+    kind_may_change
+        && (ev.paths.is_empty()
+            || ev
+                .paths
+                .iter()
+                .any(|p| p.file_name().is_none_or(|n| names.iter().any(|x| x == n) || n.to_string_lossy().starts_with(".."))))
+}
+
+/// The names in the conf's directory whose changes can change the conf: the file's own, and,
+/// when it is a symlink to a file in the same directory, that file's.
+fn watched_names(path: &Path, dir: &Path) -> Vec<std::ffi::OsString> {
+    let mut names: Vec<std::ffi::OsString> = path.file_name().map(|n| n.to_os_string()).into_iter().collect();
+    if let Ok(target) = std::fs::read_link(path) {
+        let target = if target.is_absolute() { target } else { dir.join(target) };
+        if target.parent() == Some(dir) {
+            names.extend(target.file_name().map(|n| n.to_os_string()));
+        }
     }
+    names
 }
 
 impl Inner {
-    /// Re-reads the file; publishes the conf if it parsed and its text changed.
+    /// Re-reads the file; publishes the conf if it parsed and its text changed. A text (or read
+    /// error) equal to the last one read is not parsed or logged again.
     fn reload(&self) {
         let Some(path) = &self.path else { return };
-        match load(path, &*self.check) {
+        let read = read(path);
+        {
+            if read.as_ref().is_ok_and(|t| *self.last_text.lock().unwrap_or_else(|p| p.into_inner()) == *t) {
+                *self.last_refused.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                return;
+            }
+            let mut refused = self.last_refused.lock().unwrap_or_else(|p| p.into_inner());
+            if refused.as_ref() == Some(&read) {
+                return;
+            }
+            *refused = Some(read.clone());
+        }
+        let loaded = read.and_then(|text| {
+            self.parses.fetch_add(1, Ordering::Relaxed);
+            parse(path, text, &*self.check)
+        });
+        match loaded {
             Ok((text, mut conf)) => {
                 let mut last = self.last_text.lock().unwrap_or_else(|p| p.into_inner());
                 if *last == text {
@@ -98,6 +157,7 @@ impl Inner {
                 (self.apply)(&mut conf);
                 tracing::info!(file = %path.display(), actions = ?conf.actions, "reloaded the scheduler conf");
                 *last = text;
+                *self.last_refused.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 self.tx.send_replace(Arc::new(conf));
                 self.reloads.fetch_add(1, Ordering::Relaxed);
             }
@@ -149,6 +209,8 @@ impl ConfWatcher {
             check,
             tx,
             last_text: Mutex::new(text),
+            last_refused: Mutex::new(None),
+            parses: AtomicU64::new(u64::from(path.is_some())),
             reloads: AtomicU64::new(0),
             failures: AtomicU64::new(0),
         });
@@ -157,9 +219,10 @@ impl ConfWatcher {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        let names = watched_names(&path, &dir);
         let (ev_tx, ev_rx) = mpsc::channel::<()>();
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
-            Ok(ev) if relevant(&ev.kind) => {
+            Ok(ev) if relevant(&ev, &names) => {
                 let _ = ev_tx.send(());
             }
             Ok(_) => {}
@@ -197,9 +260,17 @@ impl ConfWatcher {
         self.inner.reloads.load(Ordering::Relaxed)
     }
 
-    /// Reloads refused (unreadable file or invalid conf) since [`ConfWatcher::start`].
+    /// Reloads refused (unreadable file or invalid conf) since [`ConfWatcher::start`], each
+    /// distinct text or read error once.
     pub fn failures(&self) -> u64 {
         self.inner.failures.load(Ordering::Relaxed)
+    }
+
+    /// Times the conf file's text was parsed since [`ConfWatcher::start`], the first load
+    /// included (0 without a file): what logs the conf's warnings, so it grows only when the
+    /// file's text changed.
+    pub fn parses(&self) -> u64 {
+        self.inner.parses.load(Ordering::Relaxed)
     }
 
     /// A receiver that sees every conf published from now on (and the current one).
@@ -408,6 +479,49 @@ mod tests {
         assert_eq!(w.reloads(), 0);
         let running: Vec<String> = w.current().tiers.iter().flat_map(|t| t.plugins.iter().map(|p| p.name.clone())).collect();
         assert!(running.iter().any(|p| p == "proportion"), "queue fairness kept: {running:?}");
+    }
+
+    /// Issue 29: the scheduler's own log written next to its conf, ten times a second, neither
+    /// reloads the conf nor parses it again (which logs its warnings again); nor does a refused
+    /// conf get refused and logged again for each write. A real change still reloads.
+    #[test]
+    fn writes_to_other_files_in_the_directory_do_not_reload_the_conf() {
+        let d = tempdir("other-files");
+        let f = d.join("volcano-scheduler.conf");
+        // An unknown top-level field: a conf that parses with a warning.
+        let warned = format!("{GOOD_1}colour: blue\n");
+        std::fs::write(&f, &warned).unwrap();
+        assert!(!SchedulerConf::parse(&warned).unwrap().1.is_empty(), "the conf must warn for the test to mean something");
+        let w = ConfWatcher::start(Some(f.clone()), |_| {}).unwrap();
+        assert_eq!(w.parses(), 1);
+        let log = d.join("scheduler.log");
+        let scribble = |rounds: usize| {
+            for i in 0..rounds {
+                std::fs::write(&log, format!("line {i}\n")).unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            // Longer than the debounce: a re-read the writes triggered would have happened.
+            std::thread::sleep(DEBOUNCE * 5);
+        };
+        scribble(8);
+        assert_eq!((w.parses(), w.reloads(), w.failures()), (1, 0, 0), "a log write reloaded the conf");
+
+        // Touching the conf without changing its text re-reads it but parses nothing.
+        std::fs::write(&f, &warned).unwrap();
+        std::thread::sleep(DEBOUNCE * 5);
+        assert_eq!((w.parses(), w.reloads()), (1, 0), "the same text was parsed again");
+
+        std::fs::write(&f, BAD).unwrap();
+        wait_until("the bad conf to be refused", || w.failures() == 1);
+        scribble(4);
+        std::fs::write(&f, BAD).unwrap();
+        std::thread::sleep(DEBOUNCE * 5);
+        assert_eq!((w.parses(), w.failures()), (2, 1), "the refused conf was refused again");
+
+        std::fs::write(&f, GOOD_2).unwrap();
+        wait_until("the new good conf", || w.reloads() == 1);
+        assert_eq!(actions(&w), [ActionKind::Allocate]);
+        assert_eq!(w.parses(), 3);
     }
 
     #[test]

@@ -12,8 +12,14 @@ use basalt_core::conf::SchedulerConf;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 
-/// The first bytes of a segment's decompressed stream; the digit is the format version.
-pub const MAGIC: &[u8; 8] = b"BSLTREC1";
+/// The first bytes of a segment's decompressed stream; the digit is the format version
+/// (2: decisions carry their volume bindings, issue 22). Segments of format 1 ([`MAGIC_V1`])
+/// are still read: they are format 2 without the volume bindings, which are the last field of
+/// a cycle's record, so each of their frames reads as format 2 with an empty list.
+pub const MAGIC: &[u8; 8] = b"BSLTREC2";
+
+/// [`MAGIC`] of format 1 (recordings written before volume bindings were recorded).
+pub const MAGIC_V1: &[u8; 8] = b"BSLTREC1";
 
 /// A frame longer than this is refused as corrupt (a record of a 100,000-pod checkpoint is
 /// about 30 MiB before compression).
@@ -111,6 +117,8 @@ pub fn write_frame(w: &mut impl Write, r: &Record) -> io::Result<usize> {
 pub struct FrameReader<R: Read> {
     r: R,
     buf: Vec<u8>,
+    /// The segment is of format 1 ([`MAGIC_V1`]).
+    v1: bool,
     /// Set when the stream ended inside a frame (or the compressed stream was cut): the
     /// records before it were all returned.
     pub truncated: bool,
@@ -121,10 +129,11 @@ impl<R: Read> FrameReader<R> {
     pub fn new(mut r: R) -> Result<Self, String> {
         let mut m = [0u8; 8];
         r.read_exact(&mut m).map_err(|e| format!("cannot read the segment header: {e}"))?;
-        if &m != MAGIC {
-            return Err(format!("not a Basalt recording segment of format 1 (starts with {:?})", String::from_utf8_lossy(&m)));
+        let v1 = &m == MAGIC_V1;
+        if &m != MAGIC && !v1 {
+            return Err(format!("not a Basalt recording segment of format 1 or 2 (starts with {:?})", String::from_utf8_lossy(&m)));
         }
-        Ok(FrameReader { r, buf: Vec::new(), truncated: false })
+        Ok(FrameReader { r, buf: Vec::new(), v1, truncated: false })
     }
 
     /// The next record; `Ok(None)` at the end (see [`FrameReader::truncated`]). Errors: a frame
@@ -150,6 +159,11 @@ impl<R: Read> FrameReader<R> {
                 self.truncated = true;
                 return Ok(None);
             }
+        }
+        if self.v1 {
+            // Format 1: a cycle's record ends where format 2's volume bindings begin; an empty
+            // list is one 0 byte (postcard ignores it after any other record).
+            self.buf.push(0);
         }
         postcard::from_bytes(&self.buf).map(Some).map_err(|e| format!("record does not decode: {e}"))
     }

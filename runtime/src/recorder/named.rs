@@ -9,6 +9,7 @@
 
 use basalt_core::cluster::Cluster;
 use basalt_core::decision::{Decisions, PodGroupStatus};
+use basalt_core::model::VolumeBinding;
 use basalt_core::resource::ResourceList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -56,6 +57,9 @@ pub struct NamedDecisions {
     pub skipped: BTreeMap<ObjKey, String>,
     /// Events per PodGroup, in order.
     pub events: BTreeMap<ObjKey, Vec<GroupEvent>>,
+    /// What the volume binder does before some binds are sent (PVs bound to claims, claims
+    /// provisioned for the chosen node), by name already, in the decisions' order.
+    pub volume_bindings: Vec<VolumeBinding>,
 }
 
 impl NamedDecisions {
@@ -85,6 +89,7 @@ impl NamedDecisions {
             queues: d.queues.iter().map(|q| (q.name.clone(), q.allocated.clone())).collect(),
             skipped: d.skipped.iter().map(|(g, r)| (group(*g), r.clone())).collect(),
             events: BTreeMap::new(),
+            volume_bindings: d.volume_bindings.clone(),
         };
         for s in &d.pod_groups {
             let mut status: GroupStatus = s.naming(());
@@ -158,6 +163,8 @@ pub struct DecisionsDiff {
     pub skipped: MapDiff<ObjKey, String>,
     /// Changes of [`NamedDecisions::events`].
     pub events: MapDiff<ObjKey, Vec<GroupEvent>>,
+    /// [`NamedDecisions::volume_bindings`] (whole, like the binds they go with).
+    pub volume_bindings: Vec<VolumeBinding>,
 }
 
 impl DecisionsDiff {
@@ -172,6 +179,7 @@ impl DecisionsDiff {
             queues: MapDiff::between(&old.queues, &new.queues),
             skipped: MapDiff::between(&old.skipped, &new.skipped),
             events: MapDiff::between(&old.events, &new.events),
+            volume_bindings: new.volume_bindings.clone(),
         }
     }
 
@@ -186,6 +194,7 @@ impl DecisionsDiff {
         self.queues.apply(&mut d.queues);
         self.skipped.apply(&mut d.skipped);
         self.events.apply(&mut d.events);
+        d.volume_bindings = self.volume_bindings.clone();
         d
     }
 }
@@ -266,5 +275,29 @@ mod tests {
         let quiet = DecisionsDiff::between(&b, &c);
         assert!(quiet.unschedulable.upsert.is_empty() && quiet.queues.upsert.is_empty() && quiet.binds.is_empty());
         assert_eq!(quiet.apply(&b), c, "binds are per cycle, never carried over");
+    }
+
+    /// Issue 22: a bind's volume bindings (a static PV for a claim, a claim to provision) are
+    /// recorded with it, survive the on-disk encoding, and, like binds, belong to their cycle.
+    #[test]
+    fn volume_bindings_are_recorded_with_their_binds() {
+        let a = NamedDecisions::default();
+        let mut b = a.clone();
+        b.binds.push((key("p1"), "n1".into()));
+        b.volume_bindings.push(VolumeBinding {
+            namespace: "ns".into(),
+            pod: "p1".into(),
+            node: "n1".into(),
+            bind: vec![("data-p1".into(), "pv-local-n1".into())],
+            provision: vec!["scratch-p1".into()],
+        });
+        let d = DecisionsDiff::between(&a, &b);
+        let bytes = postcard::to_stdvec(&d).unwrap();
+        let back: DecisionsDiff = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back.apply(&a), b);
+        let mut c = b.clone();
+        c.binds.clear();
+        c.volume_bindings.clear();
+        assert_eq!(DecisionsDiff::between(&b, &c).apply(&b), c, "volume bindings are per cycle, never carried over");
     }
 }
