@@ -178,17 +178,13 @@ pub fn pod_group_patch(job: &Job, existing: &PodGroup) -> Result<Option<serde_js
         spec.insert("minResources".into(), serde_json::json!(want.min_resources));
     }
     let have_tasks = have.min_task_member.clone().unwrap_or_default();
-    let changed: BTreeMap<String, i32> = want
-        .min_task_member
-        .clone()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(k, v)| have_tasks.get(k) != Some(v))
-        .collect();
+    let changed: BTreeMap<String, i32> =
+        want.min_task_member.clone().unwrap_or_default().into_iter().filter(|(k, v)| have_tasks.get(k) != Some(v)).collect();
     if !changed.is_empty() || have.min_task_member.is_none() {
         spec.insert("minTaskMember".into(), serde_json::json!(changed));
     }
-    if want.sub_group_policy.as_ref().unwrap_or(&serde_json::Value::Null) != have.sub_group_policy.as_ref().unwrap_or(&serde_json::Value::Null)
+    if want.sub_group_policy.as_ref().unwrap_or(&serde_json::Value::Null)
+        != have.sub_group_policy.as_ref().unwrap_or(&serde_json::Value::Null)
     {
         let had = have.sub_group_policy.as_ref().and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
         // Volcano replaces the list only when a task's entry changed or one went away.
@@ -413,7 +409,8 @@ mod tests {
     #[test]
     fn partitions_label_pods_and_become_sub_groups() {
         let j = partitioned();
-        let ids: Vec<String> = (0..4).map(|i| pod(&j, 1, i).unwrap().metadata.labels.unwrap()[keys::PARTITION_ID].clone()).collect();
+        let ids: Vec<String> =
+            (0..4).map(|i| pod(&j, 1, i).unwrap().metadata.labels.unwrap()[keys::PARTITION_ID].clone()).collect();
         assert_eq!(ids, ["0", "0", "1", "1"]);
         assert!(!pod(&j, 0, 0).unwrap().metadata.labels.unwrap().contains_key(keys::PARTITION_ID), "ps has no partitions");
         let pg = pod_group(&j).unwrap();
@@ -438,7 +435,8 @@ mod tests {
         // the server's canonical quantities are the same amounts
         pg.spec.min_resources.as_mut().unwrap().insert("cpu".into(), Quantity("1500m".into()));
         let before = pg.spec.min_resources.clone().unwrap();
-        pg.spec.min_resources = Some(before.into_iter().map(|(k, v)| (k, if v.0 == "1500m" { Quantity("1.5".into()) } else { v })).collect());
+        pg.spec.min_resources =
+            Some(before.into_iter().map(|(k, v)| (k, if v.0 == "1500m" { Quantity("1.5".into()) } else { v })).collect());
         assert_eq!(pod_group_patch(&plain, &pg).unwrap(), None, "1.5 and 1500m are the same");
         let patch = pod_group_patch(&partitioned(), &pg).unwrap().expect("a patch");
         let spec = &patch["spec"];

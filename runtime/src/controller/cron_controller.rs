@@ -218,13 +218,18 @@ impl CronController {
             Err(e) if api_code(&e) == Some(409) => {
                 self.limiter.acquire().await;
                 self.metrics.record_api("get_job");
-                let existing = api.get(&name).await.map_err(|e| format!("CronJob {ckey}: reading the conflicting Job {name}: {e}"))?;
+                let existing =
+                    api.get(&name).await.map_err(|e| format!("CronJob {ckey}: reading the conflicting Job {name}: {e}"))?;
                 if !cron_plan::owned_by(&existing, c) {
                     let owner = existing.metadata.owner_references.iter().flatten().find(|o| o.controller == Some(true));
                     let owner = owner.map_or("none".to_string(), |o| o.name.clone());
                     self.record(
                         c,
-                        vec![("Warning", "ForeignJob", format!("Job {name} exists but is not owned by this CronJob (current owner: {owner})"))],
+                        vec![(
+                            "Warning",
+                            "ForeignJob",
+                            format!("Job {name} exists but is not owned by this CronJob (current owner: {owner})"),
+                        )],
                     );
                     return Ok(None);
                 }
@@ -316,7 +321,10 @@ impl CronController {
         };
         match c.spec.concurrency_policy.as_deref().unwrap_or("Allow") {
             "Forbid" if !status.active.is_empty() => {
-                self.record(c, vec![("Warning", "ForbidConcurrent", "Skipping job creation because another job is already running".into())]);
+                self.record(
+                    c,
+                    vec![("Warning", "ForbidConcurrent", "Skipping job creation because another job is already running".into())],
+                );
                 self.requeue(key, again);
                 return Ok(());
             }

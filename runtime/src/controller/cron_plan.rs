@@ -32,7 +32,10 @@ pub type CronEvent = (&'static str, &'static str, String);
 /// Whether `job` is owned (as controller) by `cron`.
 pub fn owned_by(job: &Job, cron: &CronJob) -> bool {
     job.metadata.owner_references.iter().flatten().any(|o| {
-        o.controller == Some(true) && o.kind == "CronJob" && Some(&o.name) == cron.metadata.name.as_ref() && Some(&o.uid) == cron.metadata.uid.as_ref()
+        o.controller == Some(true)
+            && o.kind == "CronJob"
+            && Some(&o.name) == cron.metadata.name.as_ref()
+            && Some(&o.uid) == cron.metadata.uid.as_ref()
     })
 }
 
@@ -77,7 +80,11 @@ pub fn finished(cron: &CronJob, status: &mut CronJobStatus, jobs: &[Job]) -> Fin
         }
         match phase {
             "Completed" => {
-                let done = job.status.as_ref().and_then(|s| s.state.last_transition_time.as_deref()).and_then(|t| t.parse::<Timestamp>().ok());
+                let done = job
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.state.last_transition_time.as_deref())
+                    .and_then(|t| t.parse::<Timestamp>().ok());
                 if let Some(t) = done {
                     if status.last_successful_time.as_ref().is_none_or(|l| t > l.0) {
                         status.last_successful_time = Some(Time(t));
@@ -112,7 +119,11 @@ pub fn finished(cron: &CronJob, status: &mut CronJobStatus, jobs: &[Job]) -> Fin
 /// `StaleReference` Event each); returns the Events and whether `status` changed. Also an
 /// `OrphanedJob` Warning for a running Job of this CronJob that `active` does not list
 /// (Volcano's `processCtlJobAndActiveJob`).
-pub fn reconcile_active(status: &mut CronJobStatus, jobs: &[Job], all_jobs_by_name: impl Fn(&str) -> Option<String>) -> (bool, Vec<CronEvent>) {
+pub fn reconcile_active(
+    status: &mut CronJobStatus,
+    jobs: &[Job],
+    all_jobs_by_name: impl Fn(&str) -> Option<String>,
+) -> (bool, Vec<CronEvent>) {
     let mut events = Vec::new();
     for job in jobs {
         if !in_active(status, uid(job)) && finished_phase(job).is_none() {
@@ -285,8 +296,9 @@ pub fn due(cron: &CronJob, status: &CronJobStatus, now: Timestamp, sched: &Sched
         ));
     }
     let name = job_name(cron, t);
-    let processed = status.active.iter().any(|a| a.name.as_deref() == Some(name.as_str()) && a.namespace == cron.metadata.namespace)
-        || status.last_schedule_time.as_ref().is_some_and(|l| l.0 == t);
+    let processed =
+        status.active.iter().any(|a| a.name.as_deref() == Some(name.as_str()) && a.namespace == cron.metadata.namespace)
+            || status.last_schedule_time.as_ref().is_some_and(|l| l.0 == t);
     if processed {
         return (Due::Wait(again), events);
     }
@@ -318,10 +330,8 @@ mod tests {
         c.metadata.namespace = Some("ml".into());
         c.metadata.uid = Some("cj-uid".into());
         c.metadata.creation_timestamp = Some(Time(ts(created)));
-        c.spec.job_template.metadata = Some(ObjectMeta {
-            labels: Some([("team".to_string(), "a".to_string())].into()),
-            ..Default::default()
-        });
+        c.spec.job_template.metadata =
+            Some(ObjectMeta { labels: Some([("team".to_string(), "a".to_string())].into()), ..Default::default() });
         c
     }
 
@@ -410,7 +420,8 @@ mod tests {
             ],
             ..Default::default()
         };
-        let (changed, ev) = reconcile_active(&mut status, std::slice::from_ref(&running), |n| (n == "other").then(|| "u-new".to_string()));
+        let (changed, ev) =
+            reconcile_active(&mut status, std::slice::from_ref(&running), |n| (n == "other").then(|| "u-new".to_string()));
         assert!(changed && status.active.is_empty());
         let reasons: Vec<&str> = ev.iter().map(|e| e.1).collect();
         assert_eq!(reasons, ["OrphanedJob", "StaleReference", "StaleReference"]);

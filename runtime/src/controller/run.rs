@@ -10,13 +10,13 @@
 //! [`crate::plumbing::process`] runner's.
 
 use super::cache::Cache;
+use super::cron_controller::{CronConfig, CronController};
 use super::execute::{process, Context, ExecError};
 use super::gc::TtlCollector;
 use super::metrics::ControllerMetrics;
 use super::options::ControllerOptions;
 use super::pg_controller::{PgConfig, PgController};
 use super::queue::WorkQueue;
-use super::cron_controller::{CronConfig, CronController};
 use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
 use super::retry::drain_with;

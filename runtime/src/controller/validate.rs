@@ -128,7 +128,8 @@ mod tests {
         let mut j = job(&[("w", 4, None)], None, None);
         j.spec.tasks[0].partition_policy = Some(serde_json::json!({"totalPartitions": 3, "partitionSize": 2}));
         assert_eq!(validate(&j, None), ["'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: j"]);
-        j.spec.tasks[0].partition_policy = Some(serde_json::json!({"totalPartitions": 2, "partitionSize": 2, "minPartitions": 1}));
+        j.spec.tasks[0].partition_policy =
+            Some(serde_json::json!({"totalPartitions": 2, "partitionSize": 2, "minPartitions": 1}));
         assert!(validate(&j, None).is_empty());
         j.spec.tasks[0].min_available = Some(4);
         assert_eq!(validate(&j, None), ["'MinAvailable' is not equal to MinPartitions*PartitionSize in task: w, job: j"]);

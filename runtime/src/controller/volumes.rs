@@ -99,7 +99,10 @@ pub async fn ensure(ctx: &Context, job: &Job, status: &mut JobStatus) -> Result<
                     let pvc = claim(job, i, &name, spec)?;
                     ctx.limiter.acquire().await;
                     ctx.metrics.record_api("create_pvc");
-                    claims.create(&PostParams::default(), &pvc).await.map_err(|e| format!("Job {key}: creating PVC {name}: {e}"))?;
+                    claims
+                        .create(&PostParams::default(), &pvc)
+                        .await
+                        .map_err(|e| format!("Job {key}: creating PVC {name}: {e}"))?;
                 }
                 name
             }

@@ -131,7 +131,10 @@ impl<R: Read> FrameReader<R> {
         r.read_exact(&mut m).map_err(|e| format!("cannot read the segment header: {e}"))?;
         let v1 = &m == MAGIC_V1;
         if &m != MAGIC && !v1 {
-            return Err(format!("not a Basalt recording segment of format 1 or 2 (starts with {:?})", String::from_utf8_lossy(&m)));
+            return Err(format!(
+                "not a Basalt recording segment of format 1 or 2 (starts with {:?})",
+                String::from_utf8_lossy(&m)
+            ));
         }
         Ok(FrameReader { r, buf: Vec::new(), v1, truncated: false })
     }

@@ -114,7 +114,9 @@ async fn cronjobs_make_jobs_each_minute_with_policies_and_history_limits() -> su
     let stamp = &job.annotations()["volcano.sh/cronjob-scheduled-timestamp"];
     assert_eq!(stamp.parse::<jiff::Timestamp>()?.as_second(), minutes * 60, "the name is the scheduled minute: {stamp}");
     assert!(
-        job.owner_references().iter().any(|o| o.kind == "CronJob" && o.controller == Some(true) && Some(&o.uid) == cron.uid().as_ref()),
+        job.owner_references()
+            .iter()
+            .any(|o| o.kind == "CronJob" && o.controller == Some(true) && Some(&o.uid) == cron.uid().as_ref()),
         "owned by the CronJob"
     );
     let status = cron_status(&admin, &ns, "allow").await?;

@@ -281,7 +281,9 @@ async fn job_volumes(client: Client) -> support::Result<()> {
     );
     create_job(&client, &ns, &yaml).await?;
     let claims = Api::<PersistentVolumeClaim>::namespaced(client.clone(), &ns);
-    let pvc = wait_for("the job's PVC", WAIT, || async { Ok(claims.list(&ListParams::default()).await?.items.into_iter().next()) }).await?;
+    let pvc =
+        wait_for("the job's PVC", WAIT, || async { Ok(claims.list(&ListParams::default()).await?.items.into_iter().next()) })
+            .await?;
     let name = pvc.name_any();
     assert!(name.starts_with("vj-pvc-") && name.len() == "vj-pvc-".len() + 12, "{name}");
     let job = wait_for("the claim name in spec.volumes", WAIT, || async {
@@ -298,7 +300,8 @@ async fn job_volumes(client: Client) -> support::Result<()> {
     .await?;
     for (pname, p) in &pods {
         let spec = p.spec.clone().unwrap_or_default();
-        let vol = spec.volumes.iter().flatten().find(|v| v.persistent_volume_claim.is_some()).ok_or(format!("{pname}: no claim"))?;
+        let vol =
+            spec.volumes.iter().flatten().find(|v| v.persistent_volume_claim.is_some()).ok_or(format!("{pname}: no claim"))?;
         assert_eq!(vol.persistent_volume_claim.as_ref().map(|c| c.claim_name.as_str()), Some(name.as_str()), "{pname}");
         assert!(mounts(&spec.containers[0]).iter().any(|m| m == "/data"), "{pname}");
     }
@@ -316,7 +319,9 @@ async fn job_volumes(client: Client) -> support::Result<()> {
     let events = Api::<Event>::namespaced(client.clone(), &ns);
     let ev = wait_for("PVCError on Job named", WAIT, || async {
         let l = events.list(&ListParams::default()).await?;
-        Ok(l.items.into_iter().find(|e| e.involved_object.name.as_deref() == Some("named") && e.reason.as_deref() == Some("PVCError")))
+        Ok(l.items
+            .into_iter()
+            .find(|e| e.involved_object.name.as_deref() == Some("named") && e.reason.as_deref() == Some("PVCError")))
     })
     .await?;
     assert!(ev.message.unwrap_or_default().contains("pvc later is not found"), "the event names the claim");

@@ -144,8 +144,12 @@ fn marked(status: &JobStatus, name: &str) -> bool {
 /// `OnJobAdd` of every plugin of `job` not marked in `status`; marks those whose objects all
 /// exist now. The objects are built off the async workers (the ssh plugin generates a key).
 pub async fn on_job_add(ctx: &Context, job: &Job, status: &mut JobStatus) -> Vec<ExecError> {
-    let pending: Vec<String> =
-        of_job(job).iter().filter(|p| p.marks_controlled()).map(|p| p.name().to_string()).filter(|n| !marked(status, n)).collect();
+    let pending: Vec<String> = of_job(job)
+        .iter()
+        .filter(|p| p.marks_controlled())
+        .map(|p| p.name().to_string())
+        .filter(|n| !marked(status, n))
+        .collect();
     if pending.is_empty() {
         return Vec::new();
     }

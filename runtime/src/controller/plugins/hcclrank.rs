@@ -41,7 +41,8 @@ impl HcclRank {
 
     /// The rank of `pod` by the rules above, `None` when it gets none.
     pub fn rank(&self, pod: &Pod, job: &Job) -> Option<String> {
-        let from_env = pod.spec.iter().flat_map(|s| &s.containers).flat_map(|c| c.env.iter().flatten()).find(|e| e.name == "RANK");
+        let from_env =
+            pod.spec.iter().flat_map(|s| &s.containers).flat_map(|c| c.env.iter().flatten()).find(|e| e.name == "RANK");
         if let Some(e) = from_env.and_then(|e| e.value.clone()).filter(|v| !v.is_empty()) {
             return Some(e);
         }
@@ -98,8 +99,13 @@ mod tests {
         let j = job(&[("master", 2), ("worker", 3), ("eval", 1)], &[("hcclrank", &[])]);
         let (h, w) = HcclRank::new(&[]);
         assert!(w.is_empty());
-        for (task, i, want) in [("master", 0, Some("0")), ("master", 1, Some("1")), ("worker", 0, Some("2")), ("worker", 2, Some("4")), ("eval", 0, None)]
-        {
+        for (task, i, want) in [
+            ("master", 0, Some("0")),
+            ("master", 1, Some("1")),
+            ("worker", 0, Some("2")),
+            ("worker", 2, Some("4")),
+            ("eval", 0, None),
+        ] {
             let mut p = pod(&j, task, i);
             h.on_pod_create(&mut p, &j);
             assert_eq!(rank_of(&p), want, "{task}-{i}");
@@ -111,7 +117,8 @@ mod tests {
         let j = job(&[("master", 1), ("worker", 2), ("eval", 1)], &[]);
         let (h, _) = HcclRank::new(&["--worker=w".into()]);
         let mut p = pod(&j, "eval", 0);
-        p.spec.as_mut().unwrap().containers[0].env = Some(vec![EnvVar { name: "RANK".into(), value: Some("7".into()), value_from: None }]);
+        p.spec.as_mut().unwrap().containers[0].env =
+            Some(vec![EnvVar { name: "RANK".into(), value: Some("7".into()), value_from: None }]);
         h.on_pod_create(&mut p, &j);
         assert_eq!(rank_of(&p), Some("7"), "RANK env is copied whatever the task");
         let mut p = pod(&j, "master", 0);
