@@ -120,7 +120,7 @@ async fn cronjobs_make_jobs_each_minute_with_policies_and_history_limits() -> su
         "owned by the CronJob"
     );
     let status = cron_status(&admin, &ns, "allow").await?;
-    assert_eq!(status.active.iter().filter_map(|r| r.name.clone()).collect::<Vec<_>>(), [a1.clone()]);
+    assert_eq!(status.active.iter().filter_map(|r| r.name.clone()).collect::<Vec<_>>(), std::slice::from_ref(a1));
     assert_eq!(status.last_schedule_time.map(|t| t.0.as_second()), Some(minutes * 60));
     let r1 = wait_jobs(&admin, &ns, "replace", 1).await?.into_keys().next().ok_or("no replace Job")?;
     wait_jobs(&admin, &ns, "forbid", 1).await?;
