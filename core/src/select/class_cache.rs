@@ -547,6 +547,20 @@ mod tests {
     use crate::workload::{generate, Variant, WorkloadSpec};
     use crate::CycleOptions;
 
+    /// The tasks of the session's first job and what the class cache picks for each, in order.
+    fn picks_of_first_job(ssn: &mut Session<'_>, cc: &mut ClassCache) -> (Vec<TaskIdx>, Vec<Pick>) {
+        let mut scan = NodeScan::new(ssn.state.nodes.len, true);
+        let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
+        let picks = job0
+            .iter()
+            .map(|&t| {
+                let ctx = PodCtx::build(&ssn.state, t, true);
+                cc.pick(ssn, t, &ctx, &mut scan)
+            })
+            .collect();
+        (job0, picks)
+    }
+
     /// The second task of a class is served from the class (the first is left to the plain
     /// scan), and repeated picks stay on the class path: guards against the class key or its
     /// hash varying between calls, which would silently send every task to the plain scan.
@@ -561,15 +575,7 @@ mod tests {
         let arena = bumpalo::Bump::new();
         let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
         let mut cc = ClassCache::default();
-        let mut scan = NodeScan::new(ssn.state.nodes.len, true);
-        let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
-        let picks: Vec<Pick> = job0
-            .iter()
-            .map(|&t| {
-                let ctx = PodCtx::build(&ssn.state, t, true);
-                cc.pick(&mut ssn, t, &ctx, &mut scan)
-            })
-            .collect();
+        let (_, picks) = picks_of_first_job(&mut ssn, &mut cc);
         assert_eq!(picks[0], Pick::Ineligible, "a class is built on its second task");
         assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
         assert_eq!(cc.classes.len(), 1);
@@ -592,15 +598,7 @@ mod tests {
         let arena = bumpalo::Bump::new();
         let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
         let mut cc = ClassCache::default();
-        let mut scan = NodeScan::new(ssn.state.nodes.len, true);
-        let job0: Vec<TaskIdx> = ssn.state.jobs.tasks(crate::session::tables::JobIdx(0)).collect();
-        let picks: Vec<Pick> = job0
-            .iter()
-            .map(|&t| {
-                let ctx = PodCtx::build(&ssn.state, t, true);
-                cc.pick(&mut ssn, t, &ctx, &mut scan)
-            })
-            .collect();
+        let (job0, picks) = picks_of_first_job(&mut ssn, &mut cc);
         assert_eq!(picks[0], Pick::Ineligible, "a class is built on its second task");
         assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
         assert_eq!(cc.classes.len(), 1, "the disks' zones do not split the class");

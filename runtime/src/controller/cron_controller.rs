@@ -29,7 +29,7 @@ use super::queue::{worker_of, WorkQueue};
 use super::retry::{api_code, drain, lock};
 use crate::convert::cron::Schedule;
 use crate::crd::{CronJob, CronJobStatus, Job};
-use crate::plumbing::events::{EventSink, Involved};
+use crate::plumbing::events::{EventSink, Involved, NORMAL, WARNING};
 use crate::plumbing::limiter::RateLimiter;
 use crate::plumbing::watch::{self, WatchStats};
 use jiff::Timestamp;
@@ -176,7 +176,7 @@ impl CronController {
 
     fn record(&self, c: &CronJob, events: Vec<CronEvent>) {
         for (type_, reason, msg) in events {
-            self.events.event(involved(c), if type_ == "Normal" { "Normal" } else { "Warning" }, reason, &msg);
+            self.events.event(involved(c), type_, reason, &msg);
         }
     }
 
@@ -190,12 +190,12 @@ impl CronController {
             Ok(_) => {}
             Err(e) if api_code(&e) == Some(404) => {}
             Err(e) => {
-                self.record(c, vec![("Warning", "FailedDelete", format!("Error deleting job {name:?}: {e}"))]);
+                self.record(c, vec![(WARNING, "FailedDelete", format!("Error deleting job {name:?}: {e}"))]);
                 return Err(format!("CronJob {ns}/{}: deleting Job {name}: {e}", c.metadata.name.as_deref().unwrap_or_default()));
             }
         }
         lock(&self.jobs).remove(&key_of(Some(&ns), Some(name)));
-        self.record(c, vec![("Normal", "SuccessfulDelete", format!("Deleted job {name:?}"))]);
+        self.record(c, vec![(NORMAL, "SuccessfulDelete", format!("Deleted job {name:?}"))]);
         Ok(())
     }
 
@@ -211,7 +211,7 @@ impl CronController {
         self.metrics.record_api("create_job");
         match api.create(&PostParams::default(), &job).await {
             Ok(j) => {
-                self.record(c, vec![("Normal", "SuccessfulCreate", format!("Created job {name} for CronJob {ckey}"))]);
+                self.record(c, vec![(NORMAL, "SuccessfulCreate", format!("Created job {name} for CronJob {ckey}"))]);
                 lock(&self.jobs).insert(key_of(Some(&ns), Some(&name)), j.clone());
                 Ok(Some(j))
             }
@@ -226,7 +226,7 @@ impl CronController {
                     self.record(
                         c,
                         vec![(
-                            "Warning",
+                            WARNING,
                             "ForeignJob",
                             format!("Job {name} exists but is not owned by this CronJob (current owner: {owner})"),
                         )],
@@ -236,7 +236,7 @@ impl CronController {
                 Ok(cron_plan::finished_phase(&existing).is_none().then_some(existing))
             }
             Err(e) => {
-                self.record(c, vec![("Warning", "FailedCreate", format!("Failed to create job: {e}"))]);
+                self.record(c, vec![(WARNING, "FailedCreate", format!("Failed to create job: {e}"))]);
                 Err(format!("CronJob {ckey}: creating Job {name}: {e}"))
             }
         }
@@ -297,7 +297,7 @@ impl CronController {
         let tz = match cron_plan::time_zone(c) {
             Ok(tz) => tz,
             Err(e) => {
-                self.record(c, vec![("Warning", "InvalidTimeZone", e)]);
+                self.record(c, vec![(WARNING, "InvalidTimeZone", e)]);
                 return Ok(());
             }
         };
@@ -306,7 +306,7 @@ impl CronController {
             Err(e) => {
                 let msg = format!("unparseable schedule for cronjob: {}: {e}", c.spec.schedule);
                 tracing::warn!(cronjob = %key, "CronJob {key}: spec.schedule: {msg}");
-                self.record(c, vec![("Warning", "UnParseableCronJobSchedule", msg)]);
+                self.record(c, vec![(WARNING, "UnParseableCronJobSchedule", msg)]);
                 return Ok(());
             }
         };
@@ -323,13 +323,13 @@ impl CronController {
             "Forbid" if !status.active.is_empty() => {
                 self.record(
                     c,
-                    vec![("Warning", "ForbidConcurrent", "Skipping job creation because another job is already running".into())],
+                    vec![(WARNING, "ForbidConcurrent", "Skipping job creation because another job is already running".into())],
                 );
                 self.requeue(key, again);
                 return Ok(());
             }
             "Replace" if !status.active.is_empty() => {
-                self.record(c, vec![("Warning", "ReplaceConcurrent", "Replacing active job for CronJob".into())]);
+                self.record(c, vec![(WARNING, "ReplaceConcurrent", "Replacing active job for CronJob".into())]);
                 for r in status.active.clone() {
                     self.delete_job(c, r.name.as_deref().unwrap_or_default()).await?;
                     status.active.retain(|a| a.uid != r.uid);

@@ -10,6 +10,7 @@
 
 use crate::convert::cron::Schedule;
 use crate::crd::{CronJob, CronJobStatus, Job};
+use crate::plumbing::events::{NORMAL, WARNING};
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -75,7 +76,7 @@ pub fn finished(cron: &CronJob, status: &mut CronJobStatus, jobs: &[Job]) -> Fin
         if in_active(status, uid(job)) {
             status.active.retain(|r| r.uid.as_deref() != Some(uid(job)));
             let name = job.metadata.name.clone().unwrap_or_default();
-            out.events.push(("Normal", "SawCompletedJob", format!("Saw completed job: {name} in active, remove")));
+            out.events.push((NORMAL, "SawCompletedJob", format!("Saw completed job: {name} in active, remove")));
             out.changed = true;
         }
         match phase {
@@ -129,7 +130,7 @@ pub fn reconcile_active(
         if !in_active(status, uid(job)) && finished_phase(job).is_none() {
             let name = job.metadata.name.clone().unwrap_or_default();
             events.push((
-                "Warning",
+                WARNING,
                 "OrphanedJob",
                 format!("Detected orphaned job forgotten or not managed by controller: {name} (UID: {})", uid(job)),
             ));
@@ -145,9 +146,9 @@ pub fn reconcile_active(
             continue;
         }
         match all_jobs_by_name(&rname) {
-            None => events.push(("Warning", "StaleReference", format!("Active job {rname:?} no longer exists (UID: {ruid})"))),
+            None => events.push((WARNING, "StaleReference", format!("Active job {rname:?} no longer exists (UID: {ruid})"))),
             Some(actual) if actual != ruid => events.push((
-                "Warning",
+                WARNING,
                 "StaleReference",
                 format!("Active job reference {rname:?} points to a different UID (expected: {ruid}, actual: {actual})"),
             )),
@@ -290,7 +291,7 @@ pub fn due(cron: &CronJob, status: &CronJobStatus, now: Timestamp, sched: &Sched
     let mut events = Vec::new();
     if r.many_missed {
         events.push((
-            "Warning",
+            WARNING,
             "TooManyMissedTimes",
             "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew".to_string(),
         ));

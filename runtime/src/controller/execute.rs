@@ -191,11 +191,10 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
     };
     ctx.metrics.record_request(work.action);
     let jkey = req.key();
+    // Not initiated yet (Volcano's `isInitiated` is false): phase unset or Pending.
+    let initiating = matches!(work.old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending");
     let uncreated = entry.pod_group.is_none() && entry.pods.is_empty();
-    if matches!(work.step.op, Op::Sync)
-        && uncreated
-        && matches!(work.old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending")
-    {
+    if matches!(work.step.op, Op::Sync) && uncreated && initiating {
         let problems = {
             let queues = super::retry::lock(&ctx.known_queues);
             validate::validate(&job, queues.as_ref())
@@ -246,7 +245,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
             let mut pg_phase = entry.pod_group.as_ref().and_then(|pg| pg.status.as_ref()).and_then(|s| s.phase.clone());
             // Job plugins: OnJobAdd until initiated (a failure holds back the PodGroup and pods,
             // as Volcano's initiateJob), then OnJobUpdate on job-level requests.
-            let plugin_errors = if matches!(work.old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending") {
+            let plugin_errors = if initiating {
                 plugins::apply::on_job_add(ctx, &job, &mut work.status).await
             } else if req.pod_name.is_none() {
                 plugins::apply::on_job_update(ctx, &job).await
@@ -261,7 +260,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
             let mut plugins_ok = plugins_ok;
             // The job's claims, after the plugins and before the PodGroup (Volcano's
             // createJobIOIfNotExist); the pods are built from the Job with the claim names.
-            if plugins_ok && matches!(work.old_status.state.phase.as_deref().unwrap_or(""), "" | "Pending") {
+            if plugins_ok && initiating {
                 match volumes::ensure(ctx, &job, &mut work.status).await {
                     Ok(Some(updated)) => {
                         ctx.cache.store_job(updated.clone());

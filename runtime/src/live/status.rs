@@ -356,6 +356,9 @@ async fn write_queue_allocated(
         let mut obj = match ctx.call(api.get(name)).await {
             Ok(o) => o,
             Err(e) if not_found(&e) => return Ok(None),
+            // As for PodGroups: a server that cannot be reached at all gets no more calls from
+            // this write; the next cycle writes the Queue's allocation again.
+            Err(e) if unreachable(&e) => return Err(e.to_string()),
             Err(e) if transient(&e) => {
                 last = e.to_string();
                 continue;
@@ -372,6 +375,7 @@ async fn write_queue_allocated(
         match ctx.call(api.replace_status(name, &PostParams::default(), &obj)).await {
             Ok(o) => return Ok(Some(o)),
             Err(e) if not_found(&e) => return Ok(None),
+            Err(e) if unreachable(&e) => return Err(e.to_string()),
             Err(e) if conflict(&e) || transient(&e) => last = e.to_string(),
             Err(e) => return Err(e.to_string()),
         }
