@@ -101,6 +101,22 @@ pub struct LoadedJob {
 // `crd::Job` holds strings, integers and JSON, all with a reflexive `==`.
 impl Eq for LoadedJob {}
 
+/// A Volcano `batch.volcano.sh/v1alpha1` CronJob read from the files: the simulator's CronJob
+/// controller ([`crate::sim::cronjobs`]) makes its Jobs on the virtual clock
+/// (volcano-behaviour.md §5).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedCronJob {
+    /// The file it came from.
+    pub file: String,
+    /// 1-based document index in the file.
+    pub doc: usize,
+    /// The CronJob as written (namespace defaulted to `default`).
+    pub cron_job: crd::CronJob,
+}
+
+// `crd::CronJob` holds strings, integers and JSON, all with a reflexive `==`.
+impl Eq for LoadedCronJob {}
+
 /// What a load did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadReport {
@@ -109,6 +125,9 @@ pub struct LoadReport {
     /// Volcano Jobs, in file order (a later Job with the same `namespace/name` replaces the
     /// earlier one, reported as an issue).
     pub jobs: Vec<LoadedJob>,
+    /// Volcano CronJobs, in file order (a later one with the same `namespace/name` replaces the
+    /// earlier one, reported as an issue).
+    pub cron_jobs: Vec<LoadedCronJob>,
     /// Files read.
     pub files: usize,
     /// Unbound pods skipped because another scheduler is responsible for them.
@@ -359,6 +378,7 @@ enum Kind {
     Queue,
     PriorityClass,
     Job,
+    CronJob,
     PodDisruptionBudget,
     ResourceQuota,
     PersistentVolumeClaim,
@@ -377,6 +397,7 @@ const KINDS: &[(&str, &str, Kind)] = &[
     (crd::API_VERSION, "Queue", Kind::Queue),
     ("scheduling.k8s.io/v1", "PriorityClass", Kind::PriorityClass),
     (JOB_API_VERSION, "Job", Kind::Job),
+    (JOB_API_VERSION, "CronJob", Kind::CronJob),
     // v1beta1 (servers before 1.21) has the same fields the plugin reads.
     ("policy/v1", "PodDisruptionBudget", Kind::PodDisruptionBudget),
     ("policy/v1beta1", "PodDisruptionBudget", Kind::PodDisruptionBudget),
@@ -479,6 +500,9 @@ impl Loader<'_> {
         if k == Kind::Job {
             return self.job(at, name, v);
         }
+        if k == Kind::CronJob {
+            return self.cron_job(at, name, v);
+        }
         let delta = match k {
             Kind::Node => self.convert(at, &kind, name, v, |n: Node| convert::convert_node(&n).map(Delta::Node)),
             Kind::Pod => self.convert(at, &kind, name, v, |p: Pod| convert::convert_pod(&p).map(Delta::Pod)),
@@ -489,7 +513,7 @@ impl Loader<'_> {
             Kind::PriorityClass => {
                 self.convert(at, &kind, name, v, |p: PriorityClass| convert::convert_priority_class(&p).map(Delta::PriorityClass))
             }
-            Kind::Job => return,
+            Kind::Job | Kind::CronJob => return,
             Kind::PodDisruptionBudget => self.convert(at, &kind, name, v, |b: PodDisruptionBudget| {
                 convert::convert_pod_disruption_budget(&b).map(Delta::PodDisruptionBudget)
             }),
@@ -536,6 +560,45 @@ impl Loader<'_> {
             self.issue(at, Some("Job"), Some(&key), "defined more than once; this definition replaces the earlier one".into());
         } else {
             self.report.jobs.push(entry);
+        }
+    }
+
+    /// Reads a Volcano CronJob into [`LoadReport::cron_jobs`]; it must have a name and a
+    /// schedule (a schedule that does not parse is reported by the simulator's CronJob
+    /// controller, as `basalt controller` reports it: an Event, no Jobs).
+    fn cron_job(&mut self, at: Loc, name: Option<&str>, v: Value) {
+        let mut cron_job: crd::CronJob = match serde_json::from_value(v) {
+            Ok(c) => c,
+            Err(e) => return self.issue(at, Some("CronJob"), name, format!("cannot read CronJob: {e}; skipped")),
+        };
+        if cron_job.metadata.name.as_deref().is_none_or(str::is_empty) {
+            return self.issue(at, Some("CronJob"), name, "field metadata.name: required; skipped".into());
+        }
+        if cron_job.spec.schedule.trim().is_empty() {
+            return self.issue(at, Some("CronJob"), name, "field spec.schedule: required; skipped".into());
+        }
+        cron_job.metadata.namespace.get_or_insert_with(|| DEFAULT_NAMESPACE.into());
+        let key = format!(
+            "{}/{}",
+            cron_job.metadata.namespace.as_deref().unwrap_or_default(),
+            cron_job.metadata.name.as_deref().unwrap_or_default()
+        );
+        let entry = LoadedCronJob { file: self.file.to_string(), doc: at.doc, cron_job };
+        self.report.loaded += 1;
+        let same = |c: &LoadedCronJob| {
+            c.cron_job.metadata.namespace == entry.cron_job.metadata.namespace
+                && c.cron_job.metadata.name == entry.cron_job.metadata.name
+        };
+        if let Some(i) = self.report.cron_jobs.iter().position(same) {
+            self.report.cron_jobs[i] = entry;
+            self.issue(
+                at,
+                Some("CronJob"),
+                Some(&key),
+                "defined more than once; this definition replaces the earlier one".into(),
+            );
+        } else {
+            self.report.cron_jobs.push(entry);
         }
     }
 

@@ -123,6 +123,27 @@ fn unknown_kinds_and_versions_are_warnings() {
 }
 
 #[test]
+fn cronjobs_load_with_their_namespace_and_bad_ones_are_reported() {
+    let cron = |name: &str, schedule: &str| {
+        format!("apiVersion: batch.volcano.sh/v1alpha1\nkind: CronJob\nmetadata: {{name: {name}}}\nspec: {{schedule: '{schedule}'}}\n")
+    };
+    let text = [cron("a", "*/5 * * * *"), cron("nosched", ""), cron("a", "@hourly")].join("---\n");
+    let (_, r) = load_str(&text);
+    assert_eq!(r.cron_jobs.len(), 1, "{:?}", r.cron_jobs);
+    let a = &r.cron_jobs[0].cron_job;
+    assert_eq!(a.metadata.namespace.as_deref(), Some("default"));
+    assert_eq!(a.spec.schedule, "@hourly", "the later definition wins");
+    let issues: Vec<String> = r.issues.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        issues,
+        [
+            "mem.yaml doc 2 CronJob default/nosched: field spec.schedule: required; skipped",
+            "mem.yaml doc 3 CronJob default/a: defined more than once; this definition replaces the earlier one",
+        ]
+    );
+}
+
+#[test]
 fn namespaces_default_and_duplicates_are_reported() {
     let text = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: pg}\n---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: pg, namespace: ''}\nspec: {minMember: 2}\n";
     let (c, r) = load_str(text);

@@ -207,3 +207,162 @@ fn replay_runs_a_workload_of_jobs_and_reports_them() {
     }
     assert_eq!(out, basalt(&["replay", "--cluster", &path, "--period", "5", "--output", "json", "--quiet"]), "not deterministic");
 }
+
+/// A node with room for one 1-cpu pod, and CronJobs whose Jobs run one such pod.
+const CRON_NODE: &str = r#"
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "1", memory: 8Gi, pods: "110"}}
+"#;
+
+/// A CronJob `name` on `schedule` with `extra` spec lines, each Job one pod that runs
+/// `seconds` (`None`: until deleted).
+fn cron_job(name: &str, schedule: &str, extra: &str, seconds: Option<u32>) -> String {
+    let duration = seconds.map_or(String::new(), |s| format!("basalt.dev/duration-seconds: \"{s}\""));
+    format!(
+        r#"
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: CronJob
+metadata: {{name: {name}, namespace: batch}}
+spec:
+  schedule: "{schedule}"
+{extra}
+  jobTemplate:
+    spec:
+      minAvailable: 1
+      tasks:
+      - name: run
+        replicas: 1
+        template:
+          metadata:
+            annotations: {{{duration}}}
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: c
+              image: busybox
+              resources: {{requests: {{cpu: "1", memory: 1Gi}}}}
+"#
+    )
+}
+
+fn cron<'a>(out: &'a Value, key: &str) -> &'a Value {
+    out["cronJobs"].as_array().into_iter().flatten().find(|c| c["cronJob"] == key).unwrap_or_else(|| panic!("no {key} in {out}"))
+}
+
+fn runs(c: &Value) -> Vec<(String, i64, i64)> {
+    c["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (r["job"].as_str().unwrap().to_string(), r["scheduledAtMs"].as_i64().unwrap(), r["createdAtMs"].as_i64().unwrap())
+        })
+        .collect()
+}
+
+fn reasons(c: &Value) -> Vec<String> {
+    c["events"].as_array().unwrap().iter().map(|e| e["reason"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_forbid_cronjob_skips_runs_while_its_job_runs_and_keeps_its_history_limit() {
+    let dir = TempDir::new("cron-forbid");
+    let file = dir.path().join("cron.yaml");
+    let extra = "  concurrencyPolicy: Forbid\n  successfulJobsHistoryLimit: 1";
+    std::fs::write(&file, format!("{CRON_NODE}{}", cron_job("every", "*/1 * * * *", extra, Some(90)))).unwrap();
+    let out = simulate(&[&file], &["--cycles", "330"]);
+    let c = cron(&out, "batch/every");
+    let r = runs(c);
+    // Due every minute of virtual time; each Job runs 90 s, so the next run waits for it and
+    // starts when it completes (late), and a run missed meanwhile is skipped.
+    let names: Vec<&str> = r.iter().map(|(j, _, _)| j.as_str()).collect();
+    assert_eq!(names, ["batch/every-1", "batch/every-2", "batch/every-4"], "{c}");
+    assert_eq!((r[0].1, r[0].2), (60_000, 60_000), "{c}");
+    assert_eq!(r[1].1, 120_000, "{c}");
+    assert!(r[1].2 > 150_000 && r[1].2 < 180_000, "every-2 made when every-1 completed: {c}");
+    assert_eq!(r[2].1, 240_000, "{c}");
+    assert!(reasons(c).contains(&"ForbidConcurrent".to_string()), "{c}");
+    // Never two Jobs of the CronJob at once: each was made after the one before finished.
+    for w in r.windows(2) {
+        let before = job(&out, &w[0].0);
+        let finished = before["finishedAtMs"].as_i64().unwrap_or_else(|| panic!("{} unfinished: {before}", w[0].0));
+        assert!(w[1].2 >= finished, "{} made at {} before {} finished at {finished}", w[1].0, w[1].2, w[0].0);
+    }
+    // successfulJobsHistoryLimit 1: once every-2 completed, every-1 was deleted.
+    let first = job(&out, "batch/every-1");
+    assert_eq!(first["phase"], "Completed", "{first}");
+    assert!(first["deletedAtMs"].as_i64().is_some(), "{first}");
+    let kept = out["jobs"].as_array().unwrap().iter().filter(|j| j["phase"] == "Completed" && j.get("deletedAtMs").is_none());
+    assert!(kept.count() <= 1, "{}", out["jobs"]);
+    assert!(c["events"].as_array().unwrap().iter().any(|e| e["message"] == "Deleted job \"every-1\""), "{c}");
+    assert!(c["lastSuccessfulMs"].as_i64().is_some(), "{c}");
+    // Every Job's pod was bound, and on the one node.
+    let binds: Vec<String> = out["cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["binds"].as_array().unwrap().iter().map(|b| b["pod"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(binds, ["batch/every-1-run-0", "batch/every-2-run-0", "batch/every-4-run-0"]);
+    assert_eq!(out, simulate(&[&file], &["--cycles", "330"]), "not deterministic");
+}
+
+#[test]
+fn a_replace_cronjob_deletes_the_running_job_and_its_pod_frees_the_node() {
+    let dir = TempDir::new("cron-replace");
+    let file = dir.path().join("cron.yaml");
+    std::fs::write(&file, format!("{CRON_NODE}{}", cron_job("svc", "*/1 * * * *", "  concurrencyPolicy: Replace", None)))
+        .unwrap();
+    let out = simulate(&[&file], &["--cycles", "190"]);
+    let c = cron(&out, "batch/svc");
+    let names: Vec<String> = runs(c).into_iter().map(|(j, _, _)| j).collect();
+    assert_eq!(names, ["batch/svc-1", "batch/svc-2", "batch/svc-3"], "{c}");
+    assert_eq!(job(&out, "batch/svc-1")["deletedAtMs"].as_i64(), Some(120_000));
+    assert_eq!(job(&out, "batch/svc-2")["deletedAtMs"].as_i64(), Some(180_000));
+    assert!(job(&out, "batch/svc-3").get("deletedAtMs").is_none());
+    assert_eq!(c["active"], serde_json::json!(["svc-3"]), "{c}");
+    assert!(reasons(c).contains(&"ReplaceConcurrent".to_string()), "{c}");
+    // The node holds one pod: each replacement binds only once the replaced pod is gone.
+    let bound: Vec<String> = out["cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["binds"].as_array().unwrap().iter().map(|b| b["pod"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(bound, ["batch/svc-1-run-0", "batch/svc-2-run-0", "batch/svc-3-run-0"]);
+}
+
+#[test]
+fn cronjob_time_zones_suspend_and_bad_schedules() {
+    let dir = TempDir::new("cron-misc");
+    let file = dir.path().join("cron.yaml");
+    let text = [
+        CRON_NODE.to_string(),
+        // 05:31 in Kolkata (UTC+05:30) is 00:01 UTC: the first run is at 60 s, not 05:31 UTC.
+        cron_job("kolkata", "31 5 * * *", "  timeZone: Asia/Kolkata", Some(5)),
+        cron_job("paused", "*/1 * * * *", "  suspend: true", Some(5)),
+        cron_job("broken", "61 * * * *", "", Some(5)),
+    ]
+    .concat();
+    std::fs::write(&file, text).unwrap();
+    let out = simulate(&[&file], &["--cycles", "100"]);
+    let k = runs(cron(&out, "batch/kolkata"));
+    assert_eq!(k.len(), 1, "{k:?}");
+    assert_eq!(k[0].1, 60_000, "{k:?}");
+    assert!(runs(cron(&out, "batch/paused")).is_empty());
+    let broken = cron(&out, "batch/broken");
+    assert!(runs(broken).is_empty());
+    assert_eq!(reasons(broken), ["UnParseableCronJobSchedule"], "{broken}");
+    let issues = out["issues"].as_array().unwrap();
+    assert!(
+        issues.iter().any(|i| i.as_str().unwrap().contains("CronJob batch/broken: spec.schedule:")),
+        "the bad schedule is reported naming the object and field: {issues:?}"
+    );
+    // Without --cycles, a run with a CronJob that keeps scheduling stops at --max-cycles and says so.
+    let limited = simulate(&[&file], &["--max-cycles", "70"]);
+    assert_eq!(limited["jobsRun"]["stoppedAtLimit"].as_i64(), Some(70), "{}", limited["jobsRun"]);
+    assert_eq!(limited["jobsRun"]["cronJobsPending"], true);
+}

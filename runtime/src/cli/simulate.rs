@@ -150,6 +150,7 @@ impl SimulateArgs {
             seed: self.seed,
             scheduler_name: self.scheduler_name.clone(),
             termination_grace_ms: (self.termination_grace * 1000.0).round().min(i64::MAX as f64) as i64,
+            run_cron_jobs: true,
         };
         (conf_with_options(conf, self), opts)
     }

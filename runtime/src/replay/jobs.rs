@@ -85,6 +85,7 @@ pub fn replay_jobs(
         seed,
         scheduler_name: scheduler_name.to_string(),
         termination_grace_ms: 0,
+        run_cron_jobs: false,
     };
     let mut report = JobsReplayReport {
         input: paths.iter().map(|p| p.display().to_string()).collect(),

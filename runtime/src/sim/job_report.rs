@@ -74,9 +74,10 @@ pub fn jobs_text(s: &mut String, out: &SimOutput) {
     let period = seconds(run.schedule_period_ms);
     let end = seconds(i64::try_from(run.cycles.saturating_sub(1)).unwrap_or(i64::MAX).saturating_mul(run.schedule_period_ms));
     let how = match run.stopped_at_limit {
-        Some(limit) => {
+        Some(limit) if run.finished < run.total => {
             format!("stopped at the cycle limit ({limit}) with {} of {} unfinished", run.total - run.finished, run.total)
         }
+        Some(limit) => format!("all {} finished; stopped at the cycle limit ({limit}) with CronJobs still scheduling", run.total),
         None if run.finished == run.total => format!("all {} finished by cycle {} ({end})", run.total, run.cycles),
         None => format!("{} of {} finished after {} cycles ({end})", run.finished, run.total, run.cycles),
     };
@@ -87,6 +88,10 @@ pub fn jobs_text(s: &mut String, out: &SimOutput) {
             (Some(c), Some(t)) => format!(" at cycle {c} ({})", seconds(t)),
             _ => String::new(),
         };
+        let when = match j.deleted_at_ms {
+            Some(t) => format!("{when}, deleted at {}", seconds(t)),
+            None => when,
+        };
         let _ = writeln!(
             s,
             "  {}: {phase}{when}, retryCount {}; pending {}, running {}, succeeded {}, failed {}, terminating {}",
@@ -96,6 +101,52 @@ pub fn jobs_text(s: &mut String, out: &SimOutput) {
             let c: Vec<String> = counts.iter().map(|(p, n)| format!("{p} {n}")).collect();
             let _ = writeln!(s, "    {task}: {}", c.join(", "));
         }
+    }
+}
+
+/// The closing `CronJobs` section: per CronJob the Jobs it made (nominal and actual time), its
+/// status, and its Events (repeats counted).
+pub fn cron_jobs_text(s: &mut String, out: &SimOutput) {
+    if out.cron_jobs.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\nCronJobs:");
+    for c in &out.cron_jobs {
+        let made: Vec<String> = c
+            .jobs
+            .iter()
+            .map(|r| {
+                let name = r.job.split_once('/').map_or(r.job.as_str(), |(_, n)| n);
+                if r.created_at_ms == r.scheduled_at_ms {
+                    format!("{name} at {}", seconds(r.created_at_ms))
+                } else {
+                    format!("{name} at {} (due {})", seconds(r.created_at_ms), seconds(r.scheduled_at_ms))
+                }
+            })
+            .collect();
+        let made = if made.is_empty() { "none".to_string() } else { made.join(", ") };
+        let _ = writeln!(s, "  {}: {} made: {made}", c.cron_job, plural_jobs(c.jobs.len()));
+        let active = if c.active.is_empty() { "none".to_string() } else { c.active.join(", ") };
+        let last = |t: Option<i64>| t.map_or("never".to_string(), seconds);
+        let _ = writeln!(
+            s,
+            "    active: {active}; lastScheduleTime {}; lastSuccessfulTime {}",
+            last(c.last_schedule_ms),
+            last(c.last_successful_ms)
+        );
+        for e in &c.events {
+            let times = if e.count > 1 { format!(" (×{})", e.count) } else { String::new() };
+            let _ =
+                writeln!(s, "    {} {}: {}{times}, from cycle {} ({})", e.type_, e.reason, e.message, e.cycle, seconds(e.at_ms));
+        }
+    }
+}
+
+fn plural_jobs(n: usize) -> String {
+    if n == 1 {
+        "1 Job".into()
+    } else {
+        format!("{n} Jobs")
     }
 }
 
@@ -132,7 +183,14 @@ mod tests {
                 finished_at_ms: Some(2000),
                 ..Default::default()
             }],
-            jobs_run: Some(JobsRun { schedule_period_ms: 1000, cycles: 3, finished: 1, total: 1, stopped_at_limit: None }),
+            jobs_run: Some(JobsRun {
+                schedule_period_ms: 1000,
+                cycles: 3,
+                finished: 1,
+                total: 1,
+                stopped_at_limit: None,
+                cron_jobs_pending: false,
+            }),
             ..Default::default()
         };
         let text = super::super::render_text(&out);

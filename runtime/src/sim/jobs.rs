@@ -25,8 +25,8 @@
 //! Secret exists in the simulated cluster (noted once per Job); nor is a `volumeClaim` entry's
 //! PVC (noted once per entry). Partitions are: pods get `volcano.sh/partition-id`, the PodGroup
 //! its `subGroupPolicy`, and `RestartPartition` restarts one partition, through the same
-//! `build` and `reconcile` functions the controller runs. CronJobs are not run by the
-//! simulator.
+//! `build` and `reconcile` functions the controller runs. CronJobs make their Jobs here through
+//! [`JobWorld::create`] and delete them through [`JobWorld::delete`] ([`super::cronjobs`]).
 //!
 //! Deterministic: one FIFO work queue (deduplicated like client-go's), jobs in load order, UIDs
 //! and resource versions from counters, timestamps from the virtual clock (Unix time 0 is the
@@ -56,7 +56,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 pub const ARRIVAL_ANNOTATION: &str = "basalt.dev/arrival-seconds";
 
 /// Parses an arrival annotation into ms; `Err` carries the text.
-fn arrival_ms(v: &str) -> Result<i64, String> {
+pub(crate) fn arrival_ms(v: &str) -> Result<i64, String> {
     match v.trim().parse::<f64>() {
         Ok(s) if (0.0..1e12).contains(&s) => Ok((s * 1000.0).round() as i64),
         _ => Err(v.to_string()),
@@ -103,6 +103,10 @@ pub struct JobReport {
     /// That cycle's virtual time, ms from the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at_ms: Option<i64>,
+    /// When it was deleted (by its CronJob's history limit or `Replace` policy), ms of virtual
+    /// time; its status is the last one before the deletion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_at_ms: Option<i64>,
 }
 
 /// A Job phase change during one step (`cycles[].jobs`).
@@ -150,6 +154,8 @@ pub struct JobWorld {
     finished: HashMap<String, (u64, i64)>,
     submitted: HashMap<String, i64>,
     group_of_pod: BTreeMap<String, String>,
+    /// Deleted Jobs: key → (when, the last status).
+    deleted: HashMap<String, (i64, crate::crd::JobStatus)>,
     issues: Vec<String>,
     reported: HashSet<String>,
 }
@@ -181,6 +187,7 @@ impl JobWorld {
             finished: HashMap::new(),
             submitted: HashMap::new(),
             group_of_pod: BTreeMap::new(),
+            deleted: HashMap::new(),
             issues: Vec::new(),
             reported: HashSet::new(),
         };
@@ -244,6 +251,62 @@ impl JobWorld {
                 self.enqueue(r);
             }
         }
+    }
+
+    /// Creates `job` at `t_ms` (as the API server would: UID, creation time, resource
+    /// version) and queues its first sync; returns it as stored. Used by the simulator's
+    /// CronJob controller. `Err`: a Job of that namespace and name exists (returned).
+    pub fn create(&mut self, mut job: Job, t_ms: i64) -> Result<Job, Job> {
+        job.metadata.namespace.get_or_insert_with(|| crate::convert::DEFAULT_NAMESPACE.into());
+        let key = build::job_key(&job);
+        if let Some(existing) = self.cache.get(&key).and_then(|e| e.job) {
+            return Err(existing);
+        }
+        job.metadata.uid = Some(format!("00000000-0000-4000-8000-{:012}", self.keys.len() + 1));
+        job.metadata.creation_timestamp = Some(Time(at(t_ms)));
+        job.metadata.resource_version = Some(self.next_rv());
+        job.status = None;
+        self.deleted.remove(&key);
+        self.finished.remove(&key);
+        if !self.keys.contains(&key) {
+            self.keys.push(key.clone());
+        }
+        self.submitted.insert(key, t_ms);
+        if let Some(r) = self.cache.apply_job(job.clone()) {
+            self.enqueue(r);
+        }
+        Ok(job)
+    }
+
+    /// The Job `namespace/name` as the controller sees it now.
+    pub fn job(&self, key: &str) -> Option<Job> {
+        self.cache.get(key).and_then(|e| e.job)
+    }
+
+    /// Every Job that exists now, in creation order.
+    pub fn existing(&self) -> Vec<Job> {
+        self.keys.iter().filter_map(|k| self.job(k)).collect()
+    }
+
+    /// Deletes Job `key` with background propagation, as `basalt controller`'s CronJob
+    /// controller asks the API server to: the Job is gone at once; the garbage collector then
+    /// deletes its pods (a bound one terminates, Releasing its node, until the kubelet removes
+    /// it) and its PodGroup. Its report keeps its last status. A Job that is gone is no error.
+    pub fn delete(&mut self, cluster: &mut Cluster, cycle: u64, key: &str, t_ms: i64) {
+        let Some(entry) = self.cache.get(key) else { return };
+        let Some(job) = entry.job else { return };
+        for pod in entry.pods.values() {
+            if pod.metadata.deletion_timestamp.is_none() {
+                self.delete_pod(cluster, cycle, pod, t_ms);
+            }
+        }
+        if entry.pod_group.is_some() {
+            self.delete_pod_group(cluster, cycle, &job);
+        }
+        self.cache.delete_job(&job);
+        self.deleted.insert(key.to_string(), (t_ms, job.status.clone().unwrap_or_default()));
+        self.finished.entry(key.to_string()).or_insert((cycle, t_ms));
+        self.delayed.retain(|d| d.req.key() != key);
     }
 
     /// Whether there are no Jobs.
@@ -618,7 +681,11 @@ impl JobWorld {
         self.keys
             .iter()
             .map(|k| {
-                let s = self.cache.get(k).and_then(|e| e.job).and_then(|j| j.status).unwrap_or_default();
+                let deleted = self.deleted.get(k);
+                let s = match deleted {
+                    Some((_, s)) => s.clone(),
+                    None => self.cache.get(k).and_then(|e| e.job).and_then(|j| j.status).unwrap_or_default(),
+                };
                 let (finished_cycle, finished_at_ms) =
                     self.finished.get(k).map(|(c, t)| (Some(*c), Some(*t))).unwrap_or_default();
                 JobReport {
@@ -636,6 +703,7 @@ impl JobWorld {
                     submitted_at_ms: self.submitted.get(k).copied(),
                     finished_cycle,
                     finished_at_ms,
+                    deleted_at_ms: deleted.map(|(t, _)| *t),
                 }
             })
             .collect()

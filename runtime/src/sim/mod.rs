@@ -22,6 +22,7 @@
 //! clock is read only for [`SimTimings`], which are kept apart from the decisions
 //! ([`run_timed`]) and never feed back into them.
 
+pub mod cronjobs;
 pub mod job_report;
 pub mod jobs;
 pub mod kubelet;
@@ -72,6 +73,10 @@ pub struct SimOptions {
     /// by the job controller), ms of virtual time (`--termination-grace`, default 0: gone in
     /// the next cycle); see [`lifecycle`].
     pub termination_grace_ms: i64,
+    /// Whether CronJobs in the input make Jobs ([`cronjobs`]; default true). `basalt replay`
+    /// sets it false: a replay runs until its Jobs finish, and a CronJob never does; each
+    /// CronJob is then reported as not run.
+    pub run_cron_jobs: bool,
 }
 
 impl Default for SimOptions {
@@ -83,6 +88,7 @@ impl Default for SimOptions {
             seed: 0,
             scheduler_name: load::DEFAULT_SCHEDULER_NAME.into(),
             termination_grace_ms: 0,
+            run_cron_jobs: true,
         }
     }
 }
@@ -127,9 +133,14 @@ pub struct JobsRun {
     pub finished: usize,
     /// Jobs.
     pub total: usize,
-    /// The cycle limit, when the run stopped at it with Jobs unfinished.
+    /// The cycle limit, when the run stopped at it with Jobs unfinished or CronJobs that would
+    /// make more.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_at_limit: Option<u64>,
+    /// Whether a CronJob would still make Jobs (a run with CronJobs and no `--cycles` then
+    /// runs to the cycle limit).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cron_jobs_pending: bool,
 }
 
 /// Everything a simulation produced; [`render_json`] and [`render_text`] print it.
@@ -153,8 +164,10 @@ pub struct SimOutput {
     pub not_honoured: Vec<NotHonouredReport>,
     /// Every Volcano Job at the end, in load order (empty without Jobs).
     pub jobs: Vec<jobs::JobReport>,
-    /// How the Jobs ran (`None` without Jobs).
+    /// How the Jobs ran (`None` without Jobs or CronJobs).
     pub jobs_run: Option<JobsRun>,
+    /// Every CronJob at the end, in load order (empty without CronJobs).
+    pub cron_jobs: Vec<cronjobs::CronJobReport>,
     /// Where each PodGroup with a network topology or sub-groups was placed (text output).
     pub topology_placements: Vec<topology_report::Placement>,
 }
@@ -227,6 +240,7 @@ pub struct Simulator {
     clock: SimClock,
     cycles_run: u64,
     jobs: Option<jobs::JobWorld>,
+    crons: Option<cronjobs::CronWorld>,
     period_ms: i64,
     lifecycle: lifecycle::Lifecycle,
 }
@@ -238,7 +252,17 @@ impl Simulator {
     pub fn new(cluster: Cluster, conf: SchedulerConf, seed: u64) -> Self {
         let clock = SimClock::of(&cluster);
         let lifecycle = lifecycle::Lifecycle::new(&cluster, 0);
-        Simulator { cluster, conf, seed, clock, cycles_run: 0, jobs: None, period_ms: DEFAULT_SCHEDULE_PERIOD_MS, lifecycle }
+        Simulator {
+            cluster,
+            conf,
+            seed,
+            clock,
+            cycles_run: 0,
+            jobs: None,
+            crons: None,
+            period_ms: DEFAULT_SCHEDULE_PERIOD_MS,
+            lifecycle,
+        }
     }
 
     /// Keeps pods that start terminating (evicted, deleted by the controller) for `grace_ms` of
@@ -254,6 +278,18 @@ impl Simulator {
         self.jobs = Some(jobs);
         self.period_ms = period_ms.max(1);
         self
+    }
+
+    /// Runs `crons` with the CronJob controller's rules, making their Jobs in the job world
+    /// (call after [`Simulator::with_jobs`]; without a job world the CronJobs make nothing).
+    pub fn with_cron_jobs(mut self, crons: cronjobs::CronWorld) -> Self {
+        self.crons = Some(crons);
+        self
+    }
+
+    /// The CronJobs, when there are any.
+    pub fn cron_jobs(&self) -> Option<&cronjobs::CronWorld> {
+        self.crons.as_ref()
     }
 
     /// The Jobs, when there are any.
@@ -287,6 +323,9 @@ impl Simulator {
         let mut transitions = Vec::new();
         if let Some(j) = self.jobs.as_mut() {
             j.kubelet(&mut self.cluster, i + 1, t_ms);
+            if let Some(c) = self.crons.as_mut() {
+                c.step(j, &mut self.cluster, i + 1, t_ms);
+            }
             transitions = j.control(&mut self.cluster, i + 1, t_ms);
         }
         let now_ms = if self.jobs.is_some() { t_ms } else { self.clock.now_ms(i) };
@@ -402,6 +441,19 @@ pub fn simulate_timed(
     let mut timings = SimTimings::default();
     let (nodes, pods, pod_groups, queues) = cluster.counts();
     let world = jobs::JobWorld::new(&load.jobs);
+    let crons = if opts.run_cron_jobs { cronjobs::CronWorld::new(&load.cron_jobs) } else { cronjobs::CronWorld::default() };
+    let crons_not_run: Vec<String> = if opts.run_cron_jobs {
+        Vec::new()
+    } else {
+        load.cron_jobs
+            .iter()
+            .map(|c| {
+                let m = &c.cron_job.metadata;
+                let (ns, name) = (m.namespace.as_deref().unwrap_or_default(), m.name.as_deref().unwrap_or_default());
+                format!("note: CronJob {ns}/{name}: not run by a replay (basalt simulate runs CronJobs)")
+            })
+            .collect()
+    };
     let job_count = load.jobs.len();
     let t = Instant::now();
     let topology = topology_report::TopologyInput::of(&cluster);
@@ -414,13 +466,18 @@ pub fn simulate_timed(
         scheduler_name: opts.scheduler_name.clone(),
         startup_notes,
         not_honoured: NotHonouredReport::of(conf, None),
+        apply_issues: crons_not_run,
         ..Default::default()
     };
     timings.startup_ms = ms_since(t);
-    let has_jobs = !world.is_empty();
+    let has_jobs = !world.is_empty() || !crons.is_empty();
+    let has_crons = !crons.is_empty();
     let mut sim = Simulator::new(cluster, conf.clone(), opts.seed).with_termination_grace(opts.termination_grace_ms);
     if has_jobs {
         sim = sim.with_jobs(world, opts.schedule_period_ms);
+    }
+    if has_crons {
+        sim = sim.with_cron_jobs(crons);
     }
     let limit = match opts.until_jobs_finished {
         Some(max) if has_jobs => max,
@@ -428,7 +485,8 @@ pub fn simulate_timed(
     };
     let until_finished = has_jobs && opts.until_jobs_finished.is_some();
     while sim.cycles_run() < limit {
-        if until_finished && sim.jobs().is_some_and(jobs::JobWorld::all_finished) {
+        let crons_done = !sim.cron_jobs().is_some_and(cronjobs::CronWorld::may_make_jobs);
+        if until_finished && crons_done && sim.jobs().is_some_and(jobs::JobWorld::all_finished) {
             break;
         }
         let (report, refused, cycle) = sim.step_timed();
@@ -438,15 +496,22 @@ pub fn simulate_timed(
     }
     if let Some(j) = sim.jobs() {
         let (finished, total) = j.finished_count();
+        let crons_pending = sim.cron_jobs().is_some_and(cronjobs::CronWorld::may_make_jobs);
         out.jobs = j.reports();
         out.jobs_run = Some(JobsRun {
             schedule_period_ms: opts.schedule_period_ms.max(1),
             cycles: sim.cycles_run(),
             finished,
             total,
-            stopped_at_limit: (until_finished && finished < total).then_some(limit),
+            stopped_at_limit: (until_finished && (finished < total || crons_pending) && sim.cycles_run() >= limit)
+                .then_some(limit),
+            cron_jobs_pending: crons_pending,
         });
         out.apply_issues.extend(j.issues().iter().cloned());
+        if let Some(c) = sim.cron_jobs() {
+            out.cron_jobs = c.reports();
+            out.apply_issues.extend(c.issues().iter().cloned());
+        }
         out.pod_group_of_pod.extend(j.pod_group_of_pod().iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     let binds: BTreeMap<String, String> =

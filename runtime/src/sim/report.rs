@@ -255,6 +255,8 @@ struct JsonReport<'a> {
     jobs: &'a [super::jobs::JobReport],
     #[serde(skip_serializing_if = "Option::is_none")]
     jobs_run: Option<&'a super::JobsRun>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    cron_jobs: &'a [super::cronjobs::CronJobReport],
     #[serde(skip_serializing_if = "Option::is_none")]
     timings: Option<&'a SimTimings>,
 }
@@ -281,6 +283,7 @@ fn json(out: &SimOutput, timings: Option<&SimTimings>) -> String {
         issues: out.issue_lines(),
         jobs: &out.jobs,
         jobs_run: out.jobs_run.as_ref(),
+        cron_jobs: &out.cron_jobs,
         timings,
     };
     // Serializing plain structs of strings, integers and string-keyed maps cannot fail.
@@ -338,7 +341,10 @@ pub fn render_text(out: &SimOutput) -> String {
         }
         s.push('\n');
     }
-    let jobs = if out.counts.jobs > 0 { format!(", {}", plural(out.counts.jobs, "Job", "Jobs")) } else { String::new() };
+    let mut jobs = if out.counts.jobs > 0 { format!(", {}", plural(out.counts.jobs, "Job", "Jobs")) } else { String::new() };
+    if !out.load.cron_jobs.is_empty() {
+        jobs.push_str(&format!(", {}", plural(out.load.cron_jobs.len(), "CronJob", "CronJobs")));
+    }
     let _ = writeln!(
         s,
         "Loaded {} from {} ({}, {}, {}, {}{jobs}).",
@@ -455,6 +461,7 @@ pub fn render_text(out: &SimOutput) -> String {
         }
     }
     super::job_report::jobs_text(&mut s, out);
+    super::job_report::cron_jobs_text(&mut s, out);
     let issues = out.grouped_issue_lines();
     if !issues.is_empty() {
         let _ = writeln!(s, "\nIssues ({}):", out.issue_lines().len());
