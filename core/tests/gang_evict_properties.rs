@@ -106,7 +106,7 @@ fn run<'a>(
     for a in rest {
         basalt_core::actions::execute(*a, &mut ssn);
     }
-    let before = ssn.state.tasks.status.to_vec();
+    let before = ssn.state.tasks.status().to_vec();
     let already = ssn.state.evictions.len();
     basalt_core::actions::execute(*last, &mut ssn);
     (before, already, ssn)
@@ -117,7 +117,7 @@ fn preemptor_jobs(ssn: &Session<'_>) -> Vec<JobIdx> {
     let s = &ssn.state;
     let mut out: Vec<JobIdx> = (0..s.tasks.len)
         .map(|i| TaskIdx(i as u32))
-        .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pipelined && s.tasks.eviction_occurred[t.ix()])
+        .filter(|&t| s.tasks.status()[t.ix()] == TaskStatus::Pipelined && s.tasks.eviction_occurred()[t.ix()])
         .filter_map(|t| s.tasks.job_of(t))
         .filter(|&j| ssn.plugins.job_pipelined(s, j))
         .collect();
@@ -192,8 +192,8 @@ proptest! {
                 let (_, _, ssn) = run(&arena, &c, &conf, spec.seed);
                 let s = &ssn.state;
                 let pipelined: Vec<(u32, u32)> = (0..s.tasks.len)
-                    .filter(|&i| s.tasks.status[i] == TaskStatus::Pipelined)
-                    .map(|i| (i as u32, s.tasks.node[i]))
+                    .filter(|&i| s.tasks.status()[i] == TaskStatus::Pipelined)
+                    .map(|i| (i as u32, s.tasks.node()[i]))
                     .collect();
                 (format!("{:?}", s.evictions), pipelined)
             };
@@ -257,7 +257,7 @@ proptest! {
             prop_assert_eq!(reason.as_str(), "shuffle");
             prop_assert!(seen.insert(*v), "{} evicted twice", s.task_key(*v));
             prop_assert_eq!(before[v.ix()], TaskStatus::Running);
-            prop_assert_eq!(s.tasks.status[v.ix()], TaskStatus::Releasing);
+            prop_assert_eq!(s.tasks.status()[v.ix()], TaskStatus::Releasing);
         }
     }
 }

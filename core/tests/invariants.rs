@@ -168,7 +168,7 @@ proptest! {
         for (t, n, pipe) in picks {
             let t = TaskIdx(t as u32 % nt as u32);
             let n = NodeIdx(n as u32 % nn as u32);
-            if ssn.state.tasks.status[t.ix()] != TaskStatus::Pending { continue; }
+            if ssn.state.tasks.status()[t.ix()] != TaskStatus::Pending { continue; }
             if pipe { ssn.pipeline(&mut st, t, n); } else { ssn.allocate(&mut st, t, n); }
         }
         ssn.discard(st);

@@ -89,7 +89,7 @@ proptest! {
         let conf = SchedulerConf::parse(PREEMPT_CONF).unwrap().0;
         let arena = bumpalo::Bump::new();
         let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions { seed: spec.seed, cycle: 1, now_ms: 0 }, &basalt_core::plugins::REGISTRY);
-        let start_status: Vec<TaskStatus> = ssn.state.tasks.status.to_vec();
+        let start_status: Vec<TaskStatus> = ssn.state.tasks.status().to_vec();
         for a in &conf.actions {
             basalt_core::actions::execute(*a, &mut ssn);
         }
@@ -103,7 +103,7 @@ proptest! {
             let n = s.tasks.node_of(*v).expect("a victim stays on its node while Releasing");
             let vj = s.tasks.job_of(*v).expect("victims have a job");
             let found = s.tasks_on(n).any(|p| {
-                if s.tasks.status[p.ix()] != TaskStatus::Pipelined || !s.tasks.eviction_occurred[p.ix()] {
+                if s.tasks.status()[p.ix()] != TaskStatus::Pipelined || !s.tasks.eviction_occurred()[p.ix()] {
                     return false;
                 }
                 let Some(pj) = s.tasks.job_of(p) else { return false };
@@ -141,14 +141,14 @@ proptest! {
         let dims = ssn.state.dims;
         let mut allocated: HashMap<u32, Vec<f64>> = HashMap::new();
         for t in (0..ssn.state.tasks.len).map(|i| TaskIdx(i as u32)) {
-            if let (Some(j), true) = (ssn.state.tasks.job_of(t), ssn.state.tasks.status[t.ix()].allocated()) {
+            if let (Some(j), true) = (ssn.state.tasks.job_of(t), ssn.state.tasks.status()[t.ix()].allocated()) {
                 let a = allocated.entry(ssn.state.jobs.queue[j.ix()]).or_insert_with(|| vec![0.0; dims]);
                 for (d, &r) in ssn.state.tasks.req(t, dims).iter().enumerate() {
                     a[d] += r as f64;
                 }
             }
         }
-        let before: Vec<TaskStatus> = ssn.state.tasks.status.to_vec();
+        let before: Vec<TaskStatus> = ssn.state.tasks.status().to_vec();
         let already = ssn.state.evictions.len();
         basalt_core::actions::execute(basalt_core::conf::ActionKind::Reclaim, &mut ssn);
         let s = &ssn.state;
@@ -166,8 +166,8 @@ proptest! {
             prop_assert!(over, "queue {} was within its deserved share when reclaim took {}", vq, s.task_key(*v));
             let n = s.tasks.node_of(*v).unwrap();
             let found = s.tasks_on(n).any(|p| {
-                s.tasks.status[p.ix()] == TaskStatus::Pipelined
-                    && s.tasks.eviction_occurred[p.ix()]
+                s.tasks.status()[p.ix()] == TaskStatus::Pipelined
+                    && s.tasks.eviction_occurred()[p.ix()]
                     && s.tasks.job_of(p).is_some_and(|pj| s.jobs.queue[pj.ix()] != vq)
             });
             prop_assert!(found, "no reclaimer of another queue pipelined on the node of {}", s.task_key(*v));
@@ -190,7 +190,7 @@ proptest! {
         for (t, n, op) in picks {
             let t = TaskIdx(t as u32 % nt);
             let n = NodeIdx(n as u32 % nn);
-            let status = ssn.state.tasks.status[t.ix()];
+            let status = ssn.state.tasks.status()[t.ix()];
             match op {
                 0 if status == TaskStatus::Pending => {
                     ssn.allocate(&mut st, t, n);

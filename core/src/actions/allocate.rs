@@ -41,7 +41,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         let st = &ssn.state;
         for t in st.jobs.tasks(j) {
             let spec = &st.tasks.rec[t.ix()].spec;
-            if st.tasks.status[t.ix()] == TaskStatus::Pending && !st.tasks.best_effort[t.ix()] && !spec.scheduling_gated {
+            if st.tasks.status()[t.ix()] == TaskStatus::Pending && !st.tasks.best_effort[t.ix()] && !spec.scheduling_gated {
                 tasks[j.ix()].push_by(t, ssn);
             }
         }
@@ -112,7 +112,7 @@ pub(super) fn need_continue(s: &State<'_>, j: JobIdx) -> bool {
     };
     if min < s.jobs.min_task_total[j.ix()] {
         let left =
-            s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending && !failed.contains(&s.role(t))).count()
+            s.jobs.tasks(j).filter(|&t| s.tasks.status()[t.ix()] == TaskStatus::Pending && !failed.contains(&s.role(t))).count()
                 as i32;
         return s.jobs.ready_num(j) + left >= min;
     }

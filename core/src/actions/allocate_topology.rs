@@ -290,7 +290,7 @@ impl TopoAlloc {
         for h in 0..nh {
             for &n in &topo.nodes[h] {
                 for d in 0..dims {
-                    open_idle[h * dims + d] += s.at(s.nodes.idle, n, d);
+                    open_idle[h * dims + d] += s.at(s.nodes.idle(), n, d);
                     open_future[h * dims + d] += s.future_idle(n, d);
                     alloc[h * dims + d] += s.at(s.nodes.allocatable, n, d);
                 }
@@ -316,7 +316,7 @@ fn recover_allocated(s: &State<'_>, topo: &Topology, job: &mut TopoJob) {
     for sub in job.subs.iter_mut().filter(|x| x.with_topology) {
         let mut cands: Option<Vec<HnIdx>> = None;
         for &t in &sub.tasks {
-            if !s.tasks.status[t.ix()].allocated() {
+            if !s.tasks.status()[t.ix()].allocated() {
                 continue;
             }
             let spec = &s.tasks.rec[t.ix()].spec;
@@ -356,7 +356,7 @@ fn sub_counts(s: &State<'_>, sub: &SubJob) -> (i32, i32) {
     let mut ready = 0;
     let mut waiting = 0;
     for &t in &sub.tasks {
-        let st = s.tasks.status[t.ix()];
+        let st = s.tasks.status()[t.ix()];
         if st.allocated() || st == TaskStatus::Succeeded || st == TaskStatus::Pending && s.tasks.best_effort[t.ix()] {
             ready += 1;
         } else if st == TaskStatus::Pipelined {
@@ -496,7 +496,7 @@ fn worksheet(ssn: &Session<'_>, cx: &Ctx<'_>, job: &TopoJob) -> Worksheet {
             .iter()
             .copied()
             .filter(|&t| {
-                st.tasks.status[t.ix()] == TaskStatus::Pending
+                st.tasks.status()[t.ix()] == TaskStatus::Pending
                     && !st.tasks.best_effort[t.ix()]
                     && !st.tasks.rec[t.ix()].spec.scheduling_gated
             })
@@ -944,7 +944,7 @@ pub fn job_ready(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx) -> bool {
 pub fn has_pending(ssn: &Session<'_>, _ta: &TopoAlloc, j: JobIdx) -> bool {
     let s = &ssn.state;
     s.jobs.tasks(j).any(|t| {
-        s.tasks.status[t.ix()] == TaskStatus::Pending
+        s.tasks.status()[t.ix()] == TaskStatus::Pending
             && !s.tasks.best_effort[t.ix()]
             && !s.tasks.rec[t.ix()].spec.scheduling_gated
     })
@@ -1029,7 +1029,7 @@ pub fn sub_eviction_gradient(ssn: &Session<'_>, ta: &TopoAlloc, j: JobIdx, sub: 
     let s = &ssn.state;
     let dims = s.dims;
     let mut min = vec![0i64; dims];
-    for &t in sj.tasks.iter().filter(|&&t| s.tasks.status[t.ix()] == TaskStatus::Pending) {
+    for &t in sj.tasks.iter().filter(|&&t| s.tasks.status()[t.ix()] == TaskStatus::Pending) {
         for (m, r) in min.iter_mut().zip(s.tasks.req(t, dims)) {
             *m += r;
         }

@@ -26,7 +26,7 @@ pub fn execute(ssn: &mut Session<'_>) {
             .state
             .jobs
             .tasks(j)
-            .filter(|&t| ssn.state.tasks.status[t.ix()] == TaskStatus::Pipelined && ssn.state.tasks.best_effort[t.ix()])
+            .filter(|&t| ssn.state.tasks.status()[t.ix()] == TaskStatus::Pipelined && ssn.state.tasks.best_effort[t.ix()])
             .collect();
         if !pipelined.is_empty() {
             let mut stmt = ssn.statement();
@@ -37,7 +37,7 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         let (st, pl) = (&ssn.state, &ssn.plugins);
         for t in st.jobs.tasks(j) {
-            if st.tasks.status[t.ix()] == TaskStatus::Pending
+            if st.tasks.status()[t.ix()] == TaskStatus::Pending
                 && st.tasks.best_effort[t.ix()]
                 && !st.tasks.rec[t.ix()].spec.scheduling_gated
             {

@@ -69,7 +69,7 @@ pub fn job_bundles(s: &State<'_>, j: JobIdx, mut local: Vec<TaskIdx>) -> Vec<Bun
                 .tasks(j)
                 .filter(|&t| s.role(t) == role)
                 .filter(|&t| {
-                    let st = s.tasks.status[t.ix()];
+                    let st = s.tasks.status()[t.ix()];
                     st.allocated() || st == TaskStatus::Succeeded || (st == TaskStatus::Pending && s.tasks.best_effort[t.ix()])
                 })
                 .count() as i32;

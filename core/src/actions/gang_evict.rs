@@ -132,7 +132,7 @@ pub fn pending_for_eviction(ssn: &Session<'_>, j: JobIdx) -> Vec<TaskIdx> {
     let mut h = GoHeap::default();
     for t in s.jobs.tasks(j) {
         let rec = &s.tasks.rec[t.ix()].spec;
-        if s.tasks.status[t.ix()] == TaskStatus::Pending && !rec.scheduling_gated && !s.tasks.best_effort[t.ix()] {
+        if s.tasks.status()[t.ix()] == TaskStatus::Pending && !rec.scheduling_gated && !s.tasks.best_effort[t.ix()] {
             h.push_ordered(t, p, s);
         }
     }
@@ -157,7 +157,7 @@ pub fn candidate(s: &State<'_>, kind: EvictionKind, q: QueueIdx, j: JobIdx, v: T
         return false;
     }
     let vq = s.jobs.queue[vj.ix()];
-    let st = s.tasks.status[v.ix()];
+    let st = s.tasks.status()[v.ix()];
     match kind {
         EvictionKind::GangPreempt => {
             matches!(st, TaskStatus::Bound | TaskStatus::Running)
@@ -226,7 +226,9 @@ pub fn select_bundles(
 /// Σ idle + releasing of the domain's nodes (Volcano `SumIdleAndReleasing`).
 fn domain_free(s: &State<'_>, nodes: &[NodeIdx]) -> Vec<i64> {
     let nn = s.nodes.len;
-    (0..s.dims).map(|d| nodes.iter().map(|n| s.nodes.idle[d * nn + n.ix()] + s.nodes.releasing[d * nn + n.ix()]).sum()).collect()
+    (0..s.dims)
+        .map(|d| nodes.iter().map(|n| s.nodes.idle()[d * nn + n.ix()] + s.nodes.releasing()[d * nn + n.ix()]).sum())
+        .collect()
 }
 
 /// Volcano `Resource.LessEqual(…, Zero)` on the dimensions a request names, `pods` aside.

@@ -155,7 +155,7 @@ fn pod_priority(s: &State<'_>, t: TaskIdx) -> i64 {
 /// Whether `v` may be a victim of `t` in `scope` before the plugins are asked (Volcano's filter
 /// closures).
 fn candidate(s: &State<'_>, t: TaskIdx, v: TaskIdx, scope: Scope) -> bool {
-    if !matches!(s.tasks.status[v.ix()], TaskStatus::Bound | TaskStatus::Running) {
+    if !matches!(s.tasks.status()[v.ix()], TaskStatus::Bound | TaskStatus::Running) {
         return false;
     }
     if s.tasks.best_effort[t.ix()] && !s.tasks.best_effort[v.ix()] {

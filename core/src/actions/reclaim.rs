@@ -91,7 +91,7 @@ struct Buffers {
 /// Whether `v` may be reclaimed for a task of job `j`: Running, preemptable, of a job in another
 /// queue that is reclaimable.
 fn reclaimee(s: &State<'_>, j: JobIdx, v: TaskIdx) -> bool {
-    if s.tasks.status[v.ix()] != TaskStatus::Running || !s.tasks.rec[v.ix()].spec.preemptable {
+    if s.tasks.status()[v.ix()] != TaskStatus::Running || !s.tasks.rec[v.ix()].spec.preemptable {
         return false;
     }
     let Some(vj) = s.tasks.job_of(v) else { return false };

@@ -20,7 +20,7 @@ pub fn execute(ssn: &mut Session<'_>) {
     // Volcano walks jobs, then each job's tasks; tasks without a job are not in a job's list.
     let running: Vec<TaskIdx> = (0..s.jobs.len)
         .flat_map(|j| s.jobs.tasks(crate::session::tables::JobIdx(j as u32)))
-        .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Running)
+        .filter(|&t| s.tasks.status()[t.ix()] == TaskStatus::Running)
         .collect();
     if running.is_empty() {
         return;
@@ -33,7 +33,7 @@ pub fn execute(ssn: &mut Session<'_>) {
     let mut stmt = ssn.statement();
     for v in victims {
         // Plugins return candidates (Running tasks of jobs); one returned twice goes once.
-        if ssn.state.tasks.status[v.ix()] == TaskStatus::Running && ssn.state.tasks.job_of(v).is_some() {
+        if ssn.state.tasks.status()[v.ix()] == TaskStatus::Running && ssn.state.tasks.job_of(v).is_some() {
             ssn.evict(&mut stmt, v, REASON);
         }
     }

@@ -64,7 +64,7 @@ impl Preemptors {
 pub fn pending_tasks<'a>(st: &State<'a>, pl: &Plugins<'a>, j: JobIdx) -> GoHeap<TaskIdx> {
     let mut h = GoHeap::default();
     for t in st.jobs.tasks(j) {
-        if st.tasks.status[t.ix()] == TaskStatus::Pending && !st.tasks.rec[t.ix()].spec.scheduling_gated {
+        if st.tasks.status()[t.ix()] == TaskStatus::Pending && !st.tasks.rec[t.ix()].spec.scheduling_gated {
             h.push_ordered(t, pl, st);
         }
     }

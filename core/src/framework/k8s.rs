@@ -115,7 +115,7 @@ fn for_matching(s: &State<'_>, term: &CPodTerm, t: TaskIdx, mut f: impl FnMut(Ta
 
 fn term_values(s: &State<'_>, term: &CPodTerm, out: &mut HashSet<Sym>, t: TaskIdx) {
     for_matching(s, term, t, |o| {
-        let n = s.tasks.node[o.ix()] as usize;
+        let n = s.tasks.node()[o.ix()] as usize;
         if let Some(v) = label(&s.nodes.rec[n].labels, term.topology_key) {
             out.insert(v);
         }
@@ -175,7 +175,7 @@ impl PodCtx {
             let holders = term_holders(s, pod, t);
             for &o in &holders {
                 let oc = &s.tasks.rec[o.ix()].c;
-                let onode = s.nodes.rec[s.tasks.node[o.ix()] as usize];
+                let onode = s.nodes.rec[s.tasks.node()[o.ix()] as usize];
                 for term in oc.anti_required.iter() {
                     if term.matches_pod(pod.namespace, &pod.labels, names) {
                         if let Some(v) = label(&onode.labels, term.topology_key) {
@@ -233,7 +233,7 @@ impl PodCtx {
         let has_pref = !pod.pod_preferred.is_empty() || !pod.anti_preferred.is_empty();
         let scores = &mut self.pref_scores;
         let mut add = |key: Sym, o: TaskIdx, w: i64| {
-            let labels = &s.nodes.rec[s.tasks.node[o.ix()] as usize].labels;
+            let labels = &s.nodes.rec[s.tasks.node()[o.ix()] as usize].labels;
             if let Some(v) = label(labels, key) {
                 *scores.entry((key, v)).or_insert(0) += w;
             }

@@ -49,7 +49,7 @@ impl Drf {
         };
         for j in 0..s.jobs.len {
             for t in s.jobs.tasks(JobIdx(j as u32)) {
-                if s.tasks.status[t.ix()].allocated() {
+                if s.tasks.status()[t.ix()].allocated() {
                     for (k, &v) in s.tasks.req(t, dims).iter().enumerate() {
                         d.allocated[j * dims + k] += v as f64;
                     }

@@ -32,7 +32,7 @@ fn check_roles(s: &State<'_>, j: JobIdx, tally: Tally) -> bool {
     rec.min_task_member.iter().all(|&(role, min)| {
         let mut n = 0;
         for t in s.jobs.tasks(j).filter(|&t| s.role(t) == role) {
-            let st = s.tasks.status[t.ix()];
+            let st = s.tasks.status()[t.ix()];
             let counted = match tally {
                 Tally::Valid => {
                     st.allocated() || matches!(st, TaskStatus::Succeeded | TaskStatus::Pipelined | TaskStatus::Pending)
@@ -168,7 +168,7 @@ plugin_impl! {
                     let schedulable = s
                         .jobs
                         .tasks(j)
-                        .filter(|&t| s.tasks.status[t.ix()] == TaskStatus::Pending && s.tasks.last_status[t.ix()].allocated())
+                        .filter(|&t| s.tasks.status()[t.ix()] == TaskStatus::Pending && s.tasks.last_status()[t.ix()].allocated())
                         .count() as i32
                         + s.jobs.ready_num(j);
                     let unready = s.jobs.min_available[j.ix()] - schedulable;

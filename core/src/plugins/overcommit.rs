@@ -24,7 +24,7 @@ pub struct Overcommit {
 pub fn unallocated_min(s: &State<'_>, j: JobIdx, min: &Resource) -> Vec<f64> {
     let mut alloc = vec![0i64; s.dims];
     for t in s.jobs.tasks(j) {
-        if s.tasks.status[t.ix()].allocated() {
+        if s.tasks.status()[t.ix()].allocated() {
             for (d, v) in s.tasks.req(t, s.dims).iter().enumerate() {
                 alloc[d] = alloc[d].saturating_add(*v);
             }
@@ -35,7 +35,7 @@ pub fn unallocated_min(s: &State<'_>, j: JobIdx, min: &Resource) -> Vec<f64> {
 
 /// Tasks of `j` that count as allocated (Volcano `CalculateAllocatedTaskNum`).
 pub fn allocated_tasks(s: &State<'_>, j: JobIdx) -> i32 {
-    s.jobs.tasks(j).filter(|&t| s.tasks.status[t.ix()].allocated() || s.tasks.status[t.ix()] == TaskStatus::Succeeded).count()
+    s.jobs.tasks(j).filter(|&t| s.tasks.status()[t.ix()].allocated() || s.tasks.status()[t.ix()] == TaskStatus::Succeeded).count()
         as i32
 }
 
@@ -49,14 +49,14 @@ impl Overcommit {
         let dims = s.dims;
         let mut idle: Vec<f64> = s.total.iter().map(|&v| v as f64 * factor).collect();
         for (d, slot) in idle.iter_mut().enumerate() {
-            *slot -= s.col(s.nodes.used, d).iter().map(|&x| x as f64).sum::<f64>();
+            *slot -= s.col(s.nodes.used(), d).iter().map(|&x| x as f64).sum::<f64>();
         }
         let mut inqueue = vec![0.0; dims];
         for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
             let Some(min) = s.jobs.rec[j.ix()].min_resources.as_ref() else {
                 continue;
             };
-            match s.jobs.phase[j.ix()] {
+            match s.jobs.phase()[j.ix()] {
                 PodGroupPhase::Inqueue => {
                     for (d, x) in inqueue.iter_mut().enumerate() {
                         *x += min.get(d) as f64;

@@ -165,7 +165,7 @@ plugin_impl! {
         fn on_deallocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             // An eviction (the task is Releasing now); deallocating a pipelined or allocated
             // task changes no budget.
-            if self.budgets.is_empty() || s.tasks.status[t.ix()] != TaskStatus::Releasing || self.counted.contains(&t) {
+            if self.budgets.is_empty() || s.tasks.status()[t.ix()] != TaskStatus::Releasing || self.counted.contains(&t) {
                 return;
             }
             self.counted.push(t);
@@ -173,7 +173,7 @@ plugin_impl! {
         }
         fn on_allocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             // An undone eviction (Statement discard) gives the disruption back.
-            if s.tasks.status[t.ix()] == TaskStatus::Releasing {
+            if s.tasks.status()[t.ix()] == TaskStatus::Releasing {
                 return;
             }
             if let Some(i) = self.counted.iter().position(|&x| x == t) {

@@ -47,14 +47,35 @@ pub struct DeviceTable<'a> {
     /// no pod and count no pod).
     pub healthy: &'a [bool],
     /// Σ `gpu-memory` of the pods holding the card.
-    pub used_memory: &'a mut [u64],
+    pub(in crate::session) used_memory: &'a mut [u64],
     /// Pods holding the card (Volcano `len(PodMap)`; 0 = idle for GPU number).
-    pub pods: &'a mut [u32],
+    pub(in crate::session) pods: &'a mut [u32],
     /// Per node: a pod on it has a malformed `volcano.sh/gpu-index`, so its card usage is
     /// unknown and no card of it is given out.
     pub unknown: &'a [bool],
     /// Per task: the cards it holds, bit `i` = card id `i` of its node.
-    pub held: &'a mut [u64],
+    pub(in crate::session) held: &'a mut [u64],
+}
+
+impl DeviceTable<'_> {
+    /// Σ `gpu-memory` of the pods holding each card (read only: changed through the Statement).
+    #[inline]
+    pub fn used_memory(&self) -> &[u64] {
+        self.used_memory
+    }
+
+    /// Pods holding each card (read only: changed through the Statement).
+    #[inline]
+    pub fn pods(&self) -> &[u32] {
+        self.pods
+    }
+
+    /// Per task: the cards it holds, bit `i` = card id `i` of its node (read only: changed
+    /// through the Statement).
+    #[inline]
+    pub fn held(&self) -> &[u64] {
+        self.held
+    }
 }
 
 impl<'a> DeviceTable<'a> {

@@ -21,17 +21,51 @@ use bumpalo::Bump;
 #[derive(Default)]
 pub struct NodeView<'a> {
     /// Per task: the node row it is counted on, or [`NONE`] when it is not in the view.
-    pub node: &'a mut [u32],
+    pub(in crate::session) node: &'a mut [u32],
     /// Per node: pods counted.
-    pub pods: &'a mut [u32],
+    pub(in crate::session) pods: &'a mut [u32],
     /// Per node: Σ CPU requests of the counted pods with kube-scheduler's non-zero defaults,
     /// millicores.
-    pub nonzero_cpu: &'a mut [i64],
+    pub(in crate::session) nonzero_cpu: &'a mut [i64],
     /// Per node: Σ memory requests with the non-zero defaults, bytes.
-    pub nonzero_mem: &'a mut [i64],
+    pub(in crate::session) nonzero_mem: &'a mut [i64],
     /// Σ requests of the counted pods (kube `NodeInfo.Requested`), column-major like the node
     /// resource tables (`d * n_nodes + node`).
-    pub requested: &'a mut [i64],
+    pub(in crate::session) requested: &'a mut [i64],
+}
+
+/// Read access outside the session: the view changes only through [`NodeView::add_task`] and
+/// [`NodeView::remove_task`] (the predicates plugin's event handler, as in Volcano).
+impl NodeView<'_> {
+    /// Per task: the node row it is counted on, or [`NONE`].
+    #[inline]
+    pub fn node(&self) -> &[u32] {
+        self.node
+    }
+
+    /// Per node: pods counted.
+    #[inline]
+    pub fn pods(&self) -> &[u32] {
+        self.pods
+    }
+
+    /// Per node: Σ CPU requests with kube-scheduler's non-zero defaults, millicores.
+    #[inline]
+    pub fn nonzero_cpu(&self) -> &[i64] {
+        self.nonzero_cpu
+    }
+
+    /// Per node: Σ memory requests with the non-zero defaults, bytes.
+    #[inline]
+    pub fn nonzero_mem(&self) -> &[i64] {
+        self.nonzero_mem
+    }
+
+    /// Σ requests of the counted pods, column-major (`d * n_nodes + node`).
+    #[inline]
+    pub fn requested(&self) -> &[i64] {
+        self.requested
+    }
 }
 
 impl<'a> NodeView<'a> {

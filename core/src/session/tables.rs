@@ -131,15 +131,15 @@ pub struct NodeTable<'a> {
     /// `allocatable`, column-major.
     pub allocatable: &'a [i64],
     /// `idle` = allocatable − used, column-major.
-    pub idle: &'a mut [i64],
+    pub(in crate::session) idle: &'a mut [i64],
     /// `used`, column-major.
-    pub used: &'a mut [i64],
+    pub(in crate::session) used: &'a mut [i64],
     /// `releasing`, column-major.
-    pub releasing: &'a mut [i64],
+    pub(in crate::session) releasing: &'a mut [i64],
     /// `pipelined`, column-major.
-    pub pipelined: &'a mut [i64],
+    pub(in crate::session) pipelined: &'a mut [i64],
     /// First task on the node (intrusive list through [`TaskTable::next_on_node`]).
-    pub head: &'a mut [u32],
+    pub(in crate::session) head: &'a mut [u32],
 }
 
 /// Tasks (pods) of the session: every pod of every job, then pods without a job that use node
@@ -154,9 +154,9 @@ pub struct TaskTable<'a> {
     /// Job row, or [`NONE`] for a pod without a PodGroup.
     pub job: &'a [u32],
     /// Status.
-    pub status: &'a mut [TaskStatus],
+    pub(in crate::session) status: &'a mut [TaskStatus],
     /// Node row, or [`NONE`].
-    pub node: &'a mut [u32],
+    pub(in crate::session) node: &'a mut [u32],
     /// `Resreq`, row-major.
     pub resreq: &'a [i64],
     /// Task priority.
@@ -166,16 +166,16 @@ pub struct TaskTable<'a> {
     /// Numeric suffix of the pod name (Volcano's default task order), `u64::MAX` when none.
     pub name_index: &'a [u64],
     /// Next task on the same node.
-    pub next_on_node: &'a mut [u32],
+    pub(in crate::session) next_on_node: &'a mut [u32],
     /// Previous task on the same node.
-    pub prev_on_node: &'a mut [u32],
+    pub(in crate::session) prev_on_node: &'a mut [u32],
     /// Status and node before the last discard (Volcano `LastTransaction`), for reasons.
-    pub last_status: &'a mut [TaskStatus],
+    pub(in crate::session) last_status: &'a mut [TaskStatus],
     /// Node of the last discarded transaction.
-    pub last_node: &'a mut [u32],
+    pub(in crate::session) last_node: &'a mut [u32],
     /// Volcano `TaskInfo.EvictionOccurred`: the task was pipelined onto a node where victims
     /// were evicted for it (close then nominates that node, `status.nominatedNodeName`).
-    pub eviction_occurred: &'a mut [bool],
+    pub(in crate::session) eviction_occurred: &'a mut [bool],
 }
 
 /// Jobs of the session: PodGroups whose queue exists, in `namespace/name` order.
@@ -199,15 +199,15 @@ pub struct JobTable<'a> {
     /// Interned `ns/name` (the job UID).
     pub uid: &'a [Sym],
     /// Phase, as enqueue/allocate change it.
-    pub phase: &'a mut [PodGroupPhase],
+    pub(in crate::session) phase: &'a mut [PodGroupPhase],
     /// First task row.
     pub task_start: &'a [u32],
     /// One past the last task row.
     pub task_end: &'a [u32],
     /// Task counts per status.
-    pub counts: &'a mut [[u32; super::tables::N_STATUS]],
+    pub(in crate::session) counts: &'a mut [[u32; super::tables::N_STATUS]],
     /// Pending BestEffort tasks.
-    pub pending_best_effort: &'a mut [u32],
+    pub(in crate::session) pending_best_effort: &'a mut [u32],
 }
 
 /// Queues of the session (every Queue, in name order).
@@ -221,6 +221,63 @@ pub struct QueueTable<'a> {
     /// Resource accounting and the queue tree ([`super::queues`]).
     pub acct: super::queues::QueueAccounts<'a>,
 }
+
+/// Read access to the columns the session changes: outside `session` they are read through
+/// these and changed only through the [`super::statement::Statement`] (and the session's own
+/// open and close), so an action or plugin cannot move a task or a node's resources behind the
+/// Statement's back (undo stays exact).
+macro_rules! read_columns {
+    ($table:ident { $($(#[$doc:meta])* $col:ident: $ty:ty),* $(,)? }) => {
+        impl $table<'_> {
+            $(
+                $(#[$doc])*
+                #[inline]
+                pub fn $col(&self) -> &[$ty] {
+                    self.$col
+                }
+            )*
+        }
+    };
+}
+
+read_columns!(NodeTable {
+    /// `idle` = allocatable − used, column-major (`dims × nodes`).
+    idle: i64,
+    /// `used`, column-major.
+    used: i64,
+    /// `releasing`, column-major.
+    releasing: i64,
+    /// `pipelined`, column-major.
+    pipelined: i64,
+    /// First task on each node (intrusive list through [`TaskTable::next_on_node`]), or [`NONE`].
+    head: u32,
+});
+
+read_columns!(TaskTable {
+    /// Status of each task.
+    status: TaskStatus,
+    /// Node row of each task, or [`NONE`].
+    node: u32,
+    /// Next task on the same node, or [`NONE`].
+    next_on_node: u32,
+    /// Previous task on the same node, or [`NONE`].
+    prev_on_node: u32,
+    /// Status before the last discard (Volcano `LastTransaction`), for reasons.
+    last_status: TaskStatus,
+    /// Node of the last discarded transaction, or [`NONE`].
+    last_node: u32,
+    /// Volcano `TaskInfo.EvictionOccurred`: pipelined onto a node where victims were evicted for it.
+    eviction_occurred: bool,
+});
+
+read_columns!(JobTable {
+    /// Phase of each job, as enqueue/allocate change it.
+    phase: PodGroupPhase,
+    /// Task counts per status of each job (index: [`TaskStatus`] as `usize`).
+    counts: [u32; N_STATUS],
+    /// Pending BestEffort tasks of each job.
+    pending_best_effort: u32,
+});
 
 impl TaskTable<'_> {
     /// Row of `t`'s `Resreq`.

@@ -339,7 +339,7 @@ fn queue_allocated(ssn: &Session<'_>) -> Vec<Vec<i64>> {
     let dims = s.dims;
     let mut out = vec![vec![0i64; dims]; s.queues.len];
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
-        let st = s.tasks.status[t.ix()];
+        let st = s.tasks.status()[t.ix()];
         if let (Some(j), true) = (s.tasks.job_of(t), st.allocated() || st == TaskStatus::Pipelined) {
             let q = s.jobs.queue[j.ix()] as usize;
             for (d, &r) in s.tasks.req(t, dims).iter().enumerate() {
@@ -363,7 +363,7 @@ fn checked_cycle(
     let arena = bumpalo::Bump::new();
     let mut ssn = Session::open(&arena, c, conf, opts, &basalt_core::plugins::REGISTRY);
     let dims = ssn.state.dims;
-    let start_status: Vec<TaskStatus> = ssn.state.tasks.status.to_vec();
+    let start_status: Vec<TaskStatus> = ssn.state.tasks.status().to_vec();
     let start_tree: Vec<i64> = ssn.state.queues.acct.tree_allocated.to_vec();
     let deserved: Vec<Vec<f64>> = if family == EvictFamily::Reclaim {
         let p = basalt_core::plugins::proportion::Proportion::open(&ssn.state);
@@ -381,7 +381,7 @@ fn checked_cycle(
         if *action == basalt_core::conf::ActionKind::Reclaim {
             reclaim_start = Some((ssn.state.evictions.len(), queue_allocated(&ssn)));
             reclaim_tree = Some(ssn.state.queues.acct.tree_allocated.to_vec());
-            reclaim_status = Some(ssn.state.tasks.status.to_vec());
+            reclaim_status = Some(ssn.state.tasks.status().to_vec());
         }
         basalt_core::actions::execute(*action, &mut ssn);
     }
@@ -406,7 +406,7 @@ fn checked_cycle(
         let vq = s.jobs.queue[vj.ix()];
         let preemptors: Vec<TaskIdx> = s
             .tasks_on(n)
-            .filter(|&p| s.tasks.status[p.ix()] == TaskStatus::Pipelined && s.tasks.eviction_occurred[p.ix()])
+            .filter(|&p| s.tasks.status()[p.ix()] == TaskStatus::Pipelined && s.tasks.eviction_occurred()[p.ix()])
             .collect();
         assert!(!preemptors.is_empty(), "no preemptor pipelined on the node of victim {key}");
         // Topology-aware preemption names its preemptor (`preempt by <ns>/<name>`, Volcano's
@@ -487,7 +487,7 @@ fn checked_cycle(
         let a = &s.queues.acct;
         let job_in_parent = (0..s.jobs.len).any(|j| !a.leaf[s.jobs.queue[j] as usize]);
         let pipelined =
-            (0..s.tasks.len).any(|t| s.tasks.status[t] == TaskStatus::Pipelined && start_status[t] != TaskStatus::Pipelined);
+            (0..s.tasks.len).any(|t| s.tasks.status()[t] == TaskStatus::Pipelined && start_status[t] != TaskStatus::Pipelined);
         if job_in_parent || a.tree_error.is_some() {
             assert!(s.binds.is_empty() && s.evictions.is_empty() && !pipelined, "capacity is not ready, yet the session acted");
         }
@@ -557,7 +557,7 @@ fn last_reclaim_victims_needed(ssn: &Session<'_>, victims: &[(TaskIdx, String)],
         let asked: Vec<bool> = (0..dims)
             .map(|d| {
                 s.tasks_on(n).any(|p| {
-                    s.tasks.status[p.ix()] == TaskStatus::Pipelined
+                    s.tasks.status()[p.ix()] == TaskStatus::Pipelined
                         && before[p.ix()] != TaskStatus::Pipelined
                         && s.tasks.req(p, dims)[d] > 0
                 })
@@ -588,7 +588,7 @@ fn discard_restores(c: &Cluster, conf: &SchedulerConf, picks: &[(u16, u16, u8)])
     for &(t, n, op) in picks.iter().take(40) {
         let t = TaskIdx(t as u32 % nt);
         let n = NodeIdx(n as u32 % nn);
-        let status = ssn.state.tasks.status[t.ix()];
+        let status = ssn.state.tasks.status()[t.ix()];
         match op % 4 {
             0 if status == TaskStatus::Pending => {
                 ssn.allocate(&mut st, t, n);

@@ -20,7 +20,7 @@ pub fn discard_restores(cluster: &Cluster, conf: &SchedulerConf, ops: &[(u8, u8,
     for &(t, n, pipe) in ops.iter().take(16) {
         let t = TaskIdx(t as u32 % nt as u32);
         let n = NodeIdx(n as u32 % nn as u32);
-        if ssn.state.tasks.status[t.ix()] != TaskStatus::Pending {
+        if ssn.state.tasks.status()[t.ix()] != TaskStatus::Pending {
             continue;
         }
         if pipe {
