@@ -15,6 +15,7 @@
 //! pods' bound claims name, so the per-node check of a bound claim is one bit.
 
 use crate::cluster::Cluster;
+use crate::kernels::masked_max::NodeMask;
 use crate::model::{
     AccessMode, LabelSelector, NodeSelectorTerm, PersistentVolumeSpec, Requirement, SelectorOp, StorageClassSpec, VolumeBinding,
     VolumeBindingMode, NO_PROVISIONER, ZONE_LABELS,
@@ -652,10 +653,11 @@ impl Volumes {
 
     /// The nodes `t`'s bound claims allow (their PVs' node affinity and zone labels, for the
     /// filters that are on): what [`Volumes::predicate_static`] checks, as one mask (bit
-    /// `n % 64` of word `n / 64` for node row `n`); `None` when they allow every node.
-    pub fn class_mask(&self, t: TaskIdx) -> Option<&[u64]> {
+    /// `n % 64` of word `n / 64` for node row `n`), its id the mask's row (one per distinct
+    /// constraint); `None` when they allow every node.
+    pub fn class_mask(&self, t: TaskIdx) -> Option<NodeMask<'_>> {
         let p = self.pod(t)?;
-        (p.mask != NONE).then(|| &*self.masks[p.mask as usize])
+        (p.mask != NONE).then(|| NodeMask { id: u64::from(p.mask), bits: &self.masks[p.mask as usize] })
     }
 
     /// The intersection of masks `parts` (sorted, deduplicated), memoized by them; NONE for
