@@ -23,12 +23,15 @@ use std::collections::BTreeSet;
 const RACK: &str = "example.com/rack";
 const RACKS: usize = 12;
 
+/// A pod given a rack PV: its (namespace, name) and the racks its PV admits.
+type RackClaim = ((String, String), BTreeSet<String>);
+
 /// The cluster of `spec` with zone labels (`zonal`'s, with `mix`'s zonal and local claims),
 /// every node labelled with rack `i % RACKS` or, for half the racks, in blocks of nodes, and
 /// every `every`-th pending pod without a claim given one bound to a PV whose node affinity
 /// admits a random set of 1 to 6 racks. Returns the cluster and each rack-PV pod's
 /// (namespace, name) with its allowed racks.
-fn racked(spec: &WorkloadSpec, mix: VolumeMix, every: usize) -> (Cluster, Vec<((String, String), BTreeSet<String>)>) {
+fn racked(spec: &WorkloadSpec, mix: VolumeMix, every: usize) -> (Cluster, Vec<RackClaim>) {
     let mut c = Cluster::new();
     for d in generate(spec) {
         c.apply(d).expect("generated objects are valid");
@@ -125,7 +128,9 @@ fn masked_picks_agree_with_the_plain_scan_on_overlapping_pv_masks() {
             let mut rack_binds = 0;
             for bind in &a.binds {
                 let pod = &c.pod(bind.pod).expect("bound pod").spec;
-                let Some((_, racks)) = allowed.iter().find(|((ns, name), _)| *ns == pod.namespace && *name == pod.name) else { continue };
+                let Some((_, racks)) = allowed.iter().find(|((ns, name), _)| *ns == pod.namespace && *name == pod.name) else {
+                    continue;
+                };
                 let node = &c.node(bind.node).expect("bound node").spec;
                 let rack = node.labels.get(RACK).expect("every node has a rack");
                 assert!(racks.contains(rack), "{}: bound in {rack}, outside its PV's racks {racks:?}", pod.name);
