@@ -11,6 +11,7 @@
 use super::k8s::PodCtx;
 use super::plugin::{EvictionKind, Fn, Invalid, Plugin, Registry, Verdict, Vote};
 use crate::conf::{EnableFlags, SchedulerConf};
+use crate::kernels::masked_max::NodeMask;
 use crate::session::cycle::CyclePhase;
 use crate::session::fit::Reason;
 use crate::session::tables::*;
@@ -245,16 +246,16 @@ impl<'a> Plugins<'a> {
     /// The node mask the class path applies on top of `t`'s class ([`Plugin::class_mask`] of
     /// the plugins whose predicate is active): `Ok(None)` when none has one, `Err(())` when
     /// more than one has (the masks would have to be intersected per task; `t` then takes the
-    /// plain scan).
+    /// plain scan). The mask's id is the plugin's, made distinct between plugins.
     #[allow(clippy::result_unit_err)]
-    pub fn class_mask(&self, s: &State<'a>, t: TaskIdx) -> Result<Option<&[u64]>, ()> {
+    pub fn class_mask(&self, s: &State<'a>, t: TaskIdx) -> Result<Option<NodeMask<'_>>, ()> {
         let mut found = None;
-        for p in self.each(Fn::Predicate) {
+        for (i, p) in self.each(Fn::Predicate).enumerate() {
             if let Some(m) = p.class_mask(s, t) {
                 if found.is_some() {
                     return Err(());
                 }
-                found = Some(m);
+                found = Some(NodeMask { id: (i as u64) << 48 ^ m.id, bits: m.bits });
             }
         }
         Ok(found)

@@ -5,6 +5,7 @@
 
 use super::k8s;
 use crate::conf::{Flag, PluginOption, SchedulerConf};
+use crate::kernels::masked_max::NodeMask;
 use crate::session::devices::DeviceMode;
 use crate::session::fit::Reason;
 use crate::session::node_view::NodeView;
@@ -334,11 +335,14 @@ pub trait Plugin<'a>: Send + Sync {
     /// The nodes outside which `t` fails this plugin's static predicate for a reason the class
     /// path applies on top of `t`'s class instead of splitting the class (a bound claim's
     /// PersistentVolume node affinity and zone, issue 22): one bit per node row, bit `n % 64`
-    /// of word `n / 64`. Tasks that differ only by their masks share a class, whose leaves are
-    /// computed with [`Plugin::predicate_static_unmasked`]; each pick reads the class's leaves
-    /// inside its own mask. `None` (the default): no mask, `predicate_static_unmasked` is all
-    /// of `predicate_static`. Not a registered function.
-    fn class_mask(&self, s: &State<'a>, t: TaskIdx) -> Option<&[u64]> {
+    /// of word `n / 64`, with an id that names the same nodes for every task of the session.
+    /// Tasks that differ only by their masks share a class, whose leaves are computed with
+    /// [`Plugin::predicate_static_unmasked`]; each pick reads the class's leaves inside its own
+    /// mask (under full scans through the mask's kept maximum per class and mask id,
+    /// [`crate::kernels::masked_max`]). `None` (the
+    /// default): no mask, `predicate_static_unmasked` is all of `predicate_static`. Not a
+    /// registered function.
+    fn class_mask(&self, s: &State<'a>, t: TaskIdx) -> Option<NodeMask<'_>> {
         None
     }
 }

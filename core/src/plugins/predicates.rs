@@ -11,6 +11,7 @@ use super::k8s::{self, PodCtx};
 use crate::cluster::compile::{tolerated, CTaint};
 use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::intern::Sym;
+use crate::kernels::masked_max::NodeMask;
 use crate::model::TaintEffect;
 use crate::resource::PODS;
 use crate::session::fit::Reason;
@@ -229,7 +230,7 @@ plugin_impl! {
         /// The nodes a pod's bound claims allow (VolumeZone and VolumeBinding's bound-claim
         /// check, [`Volumes::class_mask`]): pods with bound zonal or local claims share the class
         /// of pods without claims and pick inside their mask.
-        fn class_mask(&self, _s: &State<'a>, t: TaskIdx) -> Option<&[u64]> {
+        fn class_mask(&self, _s: &State<'a>, t: TaskIdx) -> Option<NodeMask<'_>> {
             self.volumes.as_ref()?.class_mask(t)
         }
     }

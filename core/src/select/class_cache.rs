@@ -31,6 +31,7 @@
 use crate::framework::k8s::PodCtx;
 use crate::framework::{Plugins, Session};
 use crate::intern::Sym;
+use crate::kernels::masked_max::{MaskedMax, NodeMask};
 use crate::kernels::maxtree::{MaxTree, Window};
 use crate::limits::PARALLEL_NODE_THRESHOLD;
 use crate::model::TaintEffect;
@@ -52,6 +53,14 @@ pub const CLASS_MEMORY_BYTES: usize = 256 << 20;
 pub fn max_classes(nodes: usize) -> usize {
     (CLASS_MEMORY_BYTES / (18 * nodes.max(1))).clamp(64, 1024)
 }
+
+/// Class masks one class keeps a [`MaskedMax`] for, at most (the least recently used is
+/// recycled): each costs two bits per node and a check per leaf change of the class.
+const MASKED_MAX_PER_CLASS: usize = 8;
+
+/// Masks of fewer nodes get no [`MaskedMax`]: reading their leaves costs little, and a local
+/// PV's one-node masks would otherwise keep recycling them.
+const MASKED_MAX_MIN_NODES: usize = 64;
 
 /// What the class path decided for a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +87,9 @@ struct Class {
     /// ([`Plugins::predicate_static_unmasked`]).
     static_ok: Vec<bool>,
     tree: MaxTree,
+    /// The best leaves of `tree` inside the class masks its tasks picked with
+    /// ([`Plugins::class_mask`]), one per mask, told every leaf change.
+    mask_max: Vec<MaskedMax>,
     /// Each BatchNodeOrder plugin's (constant) score for this class.
     batch: Vec<f64>,
 }
@@ -98,6 +110,8 @@ pub struct ClassCache {
     window: Window,
     /// Scratch of [`best_in_mask`]: the holders of the best key, in scan order.
     holders: Vec<u32>,
+    /// Masks of fewer nodes get no [`MaskedMax`] (0: [`MASKED_MAX_MIN_NODES`]).
+    masked_min_nodes: usize,
     /// Hasher of the class keys.
     hasher: hashbrown::DefaultHashBuilder,
     /// A context without inter-pod state: leaves never depend on one task's terms.
@@ -336,6 +350,8 @@ fn best_in_mask(
 }
 
 impl Class {
+    /// Sets node `n`'s leaf from its predicate result and score, in the tree (`raw`: without
+    /// fixing the levels above, [`MaxTree::rebuild`] after the batch) and in the masks' maxima.
     fn set_leaf(&mut self, s: &State<'_>, t: TaskIdx, n: usize, r: Option<Reason>, score: f64, raw: bool) {
         let k = match r {
             Some(_) => 0,
@@ -349,6 +365,9 @@ impl Class {
             self.tree.set_raw(n, k);
         } else {
             self.tree.set(n, k);
+        }
+        for m in &mut self.mask_max {
+            m.update(n, k);
         }
     }
 
@@ -445,14 +464,30 @@ impl ClassCache {
             self.masked.clear();
             return Pick::Ineligible;
         }
+        let nn = ssn.state.nodes.len;
+        let want = ssn.state.options().nodes_to_find(nn);
+        // A full scan inside a mask without anti-affinity masking on top: the mask's kept
+        // maximum and holders give the choice (Volcano's tie draw over the holders in scan
+        // order), without reading the mask's leaves.
+        let summary = match mask {
+            Some(m) if want >= nn && self.masked.is_empty() => self.masked_max(ci, m),
+            _ => None,
+        };
+        let class = &mut self.classes[ci];
         for m in self.masked.iter_mut() {
             m.1 = class.tree.get(m.0 as usize);
             class.tree.set(m.0 as usize, 0);
         }
-        let nn = ssn.state.nodes.len;
         let pick = if let Some(mask) = mask {
-            let want = ssn.state.options().nodes_to_find(nn);
-            match best_in_mask(&class.tree, mask, scan.start() % nn, nn, want, &mut ssn.state.rng, &mut self.holders) {
+            let start = scan.start() % nn;
+            let best = match summary {
+                Some(i) => {
+                    let tree = &class.tree;
+                    class.mask_max[i].best(start, |n| tree.get(n), &mut ssn.state.rng).map(|n| (n, nn))
+                }
+                None => best_in_mask(&class.tree, mask.bits, start, nn, want, &mut ssn.state.rng, &mut self.holders),
+            };
+            match best {
                 Some((n, processed)) => {
                     scan.advance(processed);
                     Pick::Node(NodeIdx(n as u32))
@@ -486,6 +521,34 @@ impl ClassCache {
         pick
     }
 
+    /// The index in class `ci`'s masks' maxima of `mask`'s, added (to be read from the
+    /// class's leaves at its first pick) when missing, recycling the class's least recently
+    /// used past [`MASKED_MAX_PER_CLASS`]; `None` for a mask of fewer than
+    /// [`MASKED_MAX_MIN_NODES`] nodes.
+    fn masked_max(&mut self, ci: usize, mask: NodeMask<'_>) -> Option<usize> {
+        let clock = self.clock;
+        let class = &mut self.classes[ci];
+        let i = match class.mask_max.iter().position(|m| m.id() == mask.id) {
+            Some(i) => i,
+            None => {
+                let min = if self.masked_min_nodes == 0 { MASKED_MAX_MIN_NODES } else { self.masked_min_nodes };
+                if mask.count() < min {
+                    return None;
+                }
+                if class.mask_max.len() < MASKED_MAX_PER_CLASS {
+                    class.mask_max.push(MaskedMax::new(mask));
+                    class.mask_max.len() - 1
+                } else {
+                    let (i, _) = class.mask_max.iter().enumerate().min_by_key(|(_, m)| m.last_used)?;
+                    class.mask_max[i] = MaskedMax::new(mask);
+                    i
+                }
+            }
+        };
+        class.mask_max[i].last_used = clock;
+        Some(i)
+    }
+
     fn class_of(&mut self, ssn: &Session<'_>, t: TaskIdx) -> Option<usize> {
         let s = &ssn.state;
         // The plugins' own part of the task's identity (queue node groups, task-topology
@@ -515,6 +578,7 @@ impl ClassCache {
                 poisoned: false,
                 static_ok: Vec::new(),
                 tree: MaxTree::default(),
+                mask_max: Vec::new(),
                 batch: Vec::new(),
             });
             self.classes.len() - 1
@@ -525,6 +589,7 @@ impl ClassCache {
                 list.retain(|&x| x != ci);
             }
             let c = &mut self.classes[ci];
+            c.mask_max.clear();
             c.rep = t;
             c.pkey = pkey;
             c.hash = h;
@@ -613,6 +678,50 @@ mod tests {
                 pod.name
             );
         }
+    }
+
+    /// What each class cache picks for the tasks of the session's first `jobs` jobs, in order,
+    /// each cache on its own session of the same cluster.
+    fn picks_of_jobs(c: &Cluster, conf: &SchedulerConf, jobs: u32, caches: &mut [ClassCache]) -> Vec<Vec<Pick>> {
+        caches
+            .iter_mut()
+            .map(|cc| {
+                let arena = bumpalo::Bump::new();
+                let mut ssn = Session::open(&arena, c, conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
+                let mut scan = NodeScan::new(ssn.state.nodes.len, true);
+                let jobs = (0..jobs).map(crate::session::tables::JobIdx);
+                let tasks: Vec<TaskIdx> = jobs.flat_map(|j| ssn.state.jobs.tasks(j).collect::<Vec<_>>()).collect();
+                tasks
+                    .into_iter()
+                    .map(|t| {
+                        let ctx = PodCtx::build(&ssn.state, t, true);
+                        cc.pick(&mut ssn, t, &ctx, &mut scan)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Zone masks of 100 nodes get a kept maximum each in their class (three zones: three),
+    /// and a full scan's picks through them are the picks of reading the class's leaves inside
+    /// the mask (a cache that keeps none), ties drawn alike.
+    #[test]
+    fn masks_maxima_pick_what_the_mask_scan_picks() {
+        use crate::workload_volumes::{zonal, VolumeMix};
+        let spec = WorkloadSpec { nodes: 300, pods: 600, gang: 10, queues: 1, variant: Variant::Identical, seed: 5 };
+        let mut c = Cluster::new();
+        for d in generate(&spec) {
+            c.apply(d).unwrap();
+        }
+        zonal(&mut c, VolumeMix { every: 2, ..VolumeMix::default() });
+        let conf = SchedulerConf::default();
+        let mut caches = [ClassCache::default(), ClassCache { masked_min_nodes: usize::MAX, ..ClassCache::default() }];
+        let picks = picks_of_jobs(&c, &conf, 60, &mut caches);
+        assert!(picks[0].iter().filter(|p| matches!(p, Pick::Node(_))).count() > 500, "most picks on the class path");
+        assert_eq!(picks[0], picks[1], "the masks' maxima and the mask scan pick differently");
+        let kept: Vec<usize> = caches[0].classes.iter().map(|k| k.mask_max.len()).collect();
+        assert!(kept.contains(&3), "a class keeps one maximum per zone: {kept:?}");
+        assert!(caches[1].classes.iter().all(|k| k.mask_max.is_empty()));
     }
 
     /// Under Volcano's node sampling the class path still serves a class's tasks (it used to

@@ -15,6 +15,7 @@
 //! pods' bound claims name, so the per-node check of a bound claim is one bit.
 
 use crate::cluster::Cluster;
+use crate::kernels::masked_max::NodeMask;
 use crate::model::{
     AccessMode, LabelSelector, NodeSelectorTerm, PersistentVolumeSpec, Requirement, SelectorOp, StorageClassSpec, VolumeBinding,
     VolumeBindingMode, NO_PROVISIONER, ZONE_LABELS,
@@ -196,18 +197,21 @@ impl Volumes {
     /// VolumeBinding are on: the class masks ([`Volumes::class_mask`]) hold the filters that are.
     pub fn open(s: &State<'_>, zone: bool, binding: bool) -> Option<Self> {
         let c: &Cluster = s.cluster;
-        if !(0..s.tasks.len).any(|t| {
-            let p = &s.tasks.rec[t].spec;
-            !p.volume_claims.is_empty() || !p.resource_claims.is_empty()
-        }) {
+        let with_claims = (0..s.tasks.len)
+            .filter(|&t| {
+                let p = &s.tasks.rec[t].spec;
+                !p.volume_claims.is_empty() || !p.resource_claims.is_empty()
+            })
+            .count();
+        if with_claims == 0 {
             return None;
         }
         let store = c.volumes();
         let nodes = s.nodes.len;
         let mut v = Volumes {
             task_vols: vec![NONE; s.tasks.len],
-            pods: Vec::new(),
-            claims: Vec::new(),
+            pods: Vec::with_capacity(with_claims),
+            claims: Vec::with_capacity(with_claims),
             pvs: Vec::new(),
             by_class: BTreeMap::new(),
             masks: Vec::new(),
@@ -239,13 +243,19 @@ impl Volumes {
         v.drivers = drivers;
         // PV rows, in name order.
         let mut pv_index: BTreeMap<&str, u32> = BTreeMap::new();
+        v.pvs.reserve_exact(store.volumes.len());
         for pv in store.volumes.values() {
             pv_index.insert(&pv.name, v.pvs.len() as u32);
             let row = v.pv_row(pv);
             v.pvs.push(row);
         }
         for (i, pv) in v.pvs.iter().enumerate() {
-            v.by_class.entry(pv.class.clone()).or_default().push(i as u32);
+            match v.by_class.get_mut(&pv.class) {
+                Some(list) => list.push(i as u32),
+                None => {
+                    v.by_class.insert(pv.class.clone(), vec![i as u32]);
+                }
+            }
         }
         for list in v.by_class.values_mut() {
             list.sort_by(|&a, &b| {
@@ -257,6 +267,7 @@ impl Volumes {
         let mut mask_index: HashMap<String, u32> = HashMap::new();
         let mut intersections: HashMap<Vec<u32>, u32> = HashMap::new();
         let mut key_parts: Vec<u32> = Vec::new();
+        let mut zone_key = String::new();
         for t in 0..s.tasks.len {
             let p = &s.tasks.rec[t].spec;
             if p.volume_claims.is_empty() && p.resource_claims.is_empty() {
@@ -319,17 +330,34 @@ impl Volumes {
                         Some(r) => {
                             let row = &v.pvs[r as usize];
                             let (aff, driver) = (row.node_affinity.clone(), row.driver);
-                            let zl: BTreeMap<String, String> = ZONE_LABELS
-                                .iter()
-                                .filter_map(|k| row.labels.get(*k).map(|x| (k.to_string(), x.clone())))
-                                .collect();
+                            // The zone labels as the mask's key ("z" then `key=value;` in
+                            // ZONE_LABELS order; neither character occurs in label keys or
+                            // values), written into a reused buffer: thousands of claims share a
+                            // few zones.
+                            zone_key.clear();
+                            zone_key.push('z');
+                            for k in ZONE_LABELS {
+                                if let Some(x) = row.labels.get(k) {
+                                    zone_key.extend([k, "=", x.as_str(), ";"]);
+                                }
+                            }
                             if aff.is_some() {
                                 let key = format!("a{aff:?}");
-                                pv.bound_masks.push(v.mask(s, &mut mask_index, key, |l, n| affinity_ok(&aff, l, n)));
+                                pv.bound_masks.push(v.mask(s, &mut mask_index, &key, |l, n| affinity_ok(&aff, l, n)));
                             }
-                            if !zl.is_empty() {
-                                let key = format!("z{zl:?}");
-                                pv.zone_masks.push(v.mask(s, &mut mask_index, key, |l, _| zone_ok(&zl, l)));
+                            if zone_key.len() > 1 {
+                                let m = match mask_index.get(zone_key.as_str()) {
+                                    Some(&m) => m,
+                                    None => {
+                                        let labels = &v.pvs[r as usize].labels;
+                                        let zl: BTreeMap<String, String> = ZONE_LABELS
+                                            .iter()
+                                            .filter_map(|k| labels.get(*k).map(|x| (k.to_string(), x.clone())))
+                                            .collect();
+                                        v.mask(s, &mut mask_index, &zone_key, |l, _| zone_ok(&zl, l))
+                                    }
+                                };
+                                pv.zone_masks.push(m);
                             }
                             if driver != NONE {
                                 pv.csi.push((driver, r));
@@ -462,10 +490,10 @@ impl Volumes {
         &mut self,
         s: &State<'_>,
         index: &mut HashMap<String, u32>,
-        key: String,
+        key: &str,
         f: impl Fn(&BTreeMap<String, String>, &str) -> bool,
     ) -> u32 {
-        if let Some(&m) = index.get(&key) {
+        if let Some(&m) = index.get(key) {
             return m;
         }
         let mut bits = vec![0u64; self.nodes.div_ceil(64)].into_boxed_slice();
@@ -477,7 +505,7 @@ impl Volumes {
         }
         self.masks.push(bits);
         let m = (self.masks.len() - 1) as u32;
-        index.insert(key, m);
+        index.insert(key.to_string(), m);
         m
     }
 
@@ -532,6 +560,9 @@ impl Volumes {
         // table read, not a call.
         match self.pod(t) {
             None => Ok(()),
+            // Bound claims no other pod mounts, nothing counted, not placed: nothing below can
+            // fail (the class path evaluates such pods' leaves many times).
+            Some(p) if p.classable && p.placed == NONE && p.csi.is_empty() => Ok(()),
             Some(p) => self.pod_dynamic(s, p, n),
         }
     }
@@ -652,10 +683,11 @@ impl Volumes {
 
     /// The nodes `t`'s bound claims allow (their PVs' node affinity and zone labels, for the
     /// filters that are on): what [`Volumes::predicate_static`] checks, as one mask (bit
-    /// `n % 64` of word `n / 64` for node row `n`); `None` when they allow every node.
-    pub fn class_mask(&self, t: TaskIdx) -> Option<&[u64]> {
+    /// `n % 64` of word `n / 64` for node row `n`), its id the mask's row (one per distinct
+    /// constraint); `None` when they allow every node.
+    pub fn class_mask(&self, t: TaskIdx) -> Option<NodeMask<'_>> {
         let p = self.pod(t)?;
-        (p.mask != NONE).then(|| &*self.masks[p.mask as usize])
+        (p.mask != NONE).then(|| NodeMask { id: u64::from(p.mask), bits: &self.masks[p.mask as usize] })
     }
 
     /// The intersection of masks `parts` (sorted, deduplicated), memoized by them; NONE for
