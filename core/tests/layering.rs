@@ -255,3 +255,35 @@ fn no_layer_below_the_plugins_names_a_plugin() {
     assert!(read > 20, "read the lower layers' sources ({read} files)");
     assert!(bad.is_empty(), "plugins named below the plugins layer:\n{}", bad.join("\n"));
 }
+
+/// The `pub` fields of `session/*.rs` that hold a `&mut` slice: a column anyone outside the
+/// session could write.
+fn writable_columns(text: &str) -> Vec<String> {
+    strip(text)
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("pub ") && !l.starts_with("pub fn") && l.contains(": &'a mut"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn session_columns_are_written_only_inside_the_session() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/session");
+    let mut files = Vec::new();
+    rs_files(&dir, &mut files);
+    assert!(files.len() > 5, "read the session's files: {files:?}");
+    let mut open: Vec<String> = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        open.extend(writable_columns(&text).into_iter().map(|l| format!("{}: {l}", f.display())));
+    }
+    assert!(
+        open.is_empty(),
+        "session columns writable from outside the session (make them pub(in crate::session) with a read accessor; \
+         changes go through the Statement): {open:#?}"
+    );
+    // The check itself sees such a field.
+    let sample = "pub struct T<'a> {\n    pub idle: &'a mut [i64],\n    pub(in crate::session) used: &'a mut [i64],\n}\n";
+    assert_eq!(writable_columns(sample), ["pub idle: &'a mut [i64],"]);
+}

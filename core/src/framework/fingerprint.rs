@@ -43,8 +43,8 @@ impl Session<'_> {
             s.view.node(),
             s.tasks.eviction_occurred(),
             s.evictions,
-            s.queues.acct.allocated,
-            s.queues.acct.tree_allocated,
+            s.queues.acct.allocated(),
+            s.queues.acct.tree_allocated(),
         );
         for n in 0..s.nodes.len {
             let mut on: Vec<_> = s.tasks_on(NodeIdx(n as u32)).collect();

@@ -71,7 +71,7 @@ impl Capacity {
     /// Allocated of `q` as the plugin counts it: with hierarchy its subtree's.
     fn allocated<'s>(&self, s: &'s State<'_>, q: QueueIdx) -> &'s [i64] {
         let a = &s.queues.acct;
-        QueueAccounts::row(if self.hierarchy { &*a.tree_allocated } else { &*a.allocated }, q, self.dims)
+        QueueAccounts::row(if self.hierarchy { a.tree_allocated() } else { a.allocated() }, q, self.dims)
     }
 
     /// The queue's share (allocated / deserved, 1 for an empty deserved).
@@ -198,9 +198,9 @@ impl Capacity {
     fn enqueueable_on(&self, s: &State<'_>, q: QueueIdx, min: &[i64]) -> bool {
         let a = &s.queues.acct;
         let (alloc, inq, el): (&[i64], &[i64], &[i64]) = if self.hierarchy {
-            (&*a.tree_allocated, &*a.tree_inqueue, a.tree_elastic)
+            (a.tree_allocated(), a.tree_inqueue(), a.tree_elastic)
         } else {
-            (&*a.allocated, &*a.inqueue, a.elastic)
+            (a.allocated(), a.inqueue(), a.elastic)
         };
         let row = q.ix() * self.dims;
         let cap = self.real_capability(q);
@@ -243,7 +243,7 @@ impl Capacity {
                     request: tree(a.tree_request, a.request, qi),
                     deserved: dense(self.deserved(qi)),
                     overused: share > 1.0,
-                    inqueue: tree(a.tree_inqueue, a.inqueue, qi),
+                    inqueue: tree(a.tree_inqueue(), a.inqueue(), qi),
                     capability,
                     real_capability,
                 }

@@ -117,7 +117,7 @@ impl Proportion {
         if !s.queues.acct.has_jobs[q.ix()] {
             return true;
         }
-        let alloc = QueueAccounts::row(s.queues.acct.allocated, q, self.dims);
+        let alloc = QueueAccounts::row(s.queues.acct.allocated(), q, self.dims);
         let deserved = self.deserved(q);
         let req = s.tasks.req(t, self.dims);
         (0..self.dims)
@@ -127,7 +127,7 @@ impl Proportion {
 
     /// The share of queue `q`: max over dimensions with deserved ≥ 0.1 of allocated / deserved.
     pub fn share(&self, s: &State<'_>, q: QueueIdx) -> f64 {
-        share(QueueAccounts::row(s.queues.acct.allocated, q, self.dims), self.deserved(q))
+        share(QueueAccounts::row(s.queues.acct.allocated(), q, self.dims), self.deserved(q))
     }
 }
 
@@ -156,7 +156,7 @@ plugin_impl! {
             self.share(s, l).partial_cmp(&self.share(s, r)).unwrap_or(Ordering::Equal)
         }
         fn overused(&self, s: &State<'a>, q: QueueIdx) -> bool {
-            let alloc = QueueAccounts::row(s.queues.acct.allocated, q, self.dims);
+            let alloc = QueueAccounts::row(s.queues.acct.allocated(), q, self.dims);
             s.queues.acct.has_jobs[q.ix()] && self.deserved(q).iter().zip(alloc).all(|(&d, &a)| le(d, a as f64))
         }
         /// Volcano master's `queueAllocatable`: the queue is Open and, in every dimension where the
@@ -186,7 +186,7 @@ plugin_impl! {
                     Some(i) => i,
                     None => {
                         let start = if active {
-                            QueueAccounts::row(s.queues.acct.allocated, QueueIdx(q), dims).iter().map(|&v| v as f64).collect()
+                            QueueAccounts::row(s.queues.acct.allocated(), QueueIdx(q), dims).iter().map(|&v| v as f64).collect()
                         } else {
                             vec![0.0; dims]
                         };
@@ -216,7 +216,7 @@ plugin_impl! {
             let a = &s.queues.acct;
             let row = q * self.dims;
             let ok = (0..self.dims).filter(|&d| min.get(d) > 0).all(|d| {
-                let used = a.allocated[row + d] as f64 + a.inqueue[row + d] as f64 - a.elastic[row + d] as f64;
+                let used = a.allocated()[row + d] as f64 + a.inqueue()[row + d] as f64 - a.elastic[row + d] as f64;
                 le(min.get(d) as f64 + used, amount(a.real_capability[row + d]))
             });
             if ok {
@@ -260,7 +260,7 @@ impl Proportion {
             .filter(|&q| a.has_jobs[q])
             .map(|q| {
                 let qi = QueueIdx(q as u32);
-                let allocated = QueueAccounts::row(a.allocated, qi, dims);
+                let allocated = QueueAccounts::row(a.allocated(), qi, dims);
                 let request = QueueAccounts::row(a.request, qi, dims);
                 let deserved = self.deserved(qi);
                 QueueShare {
@@ -271,7 +271,7 @@ impl Proportion {
                     request: list(&mut request.iter().map(|&v| v as f64)),
                     deserved: list(&mut deserved.iter().copied()),
                     overused: (0..dims).all(|d| le(deserved[d], allocated[d] as f64)),
-                    inqueue: list(&mut QueueAccounts::row(a.inqueue, qi, dims).iter().map(|&v| v as f64)),
+                    inqueue: list(&mut QueueAccounts::row(a.inqueue(), qi, dims).iter().map(|&v| v as f64)),
                     capability: None,
                     real_capability: None,
                 }

@@ -31,9 +31,9 @@ pub struct QueueAccounts<'a> {
     /// allocated-status tasks (Bound, Binding, Running, Allocated), then + every AllocateFunc
     /// (allocate, pipeline, undone evict) and − every DeallocateFunc (evict, undone
     /// allocate/pipeline).
-    pub allocated: &'a mut [i64],
+    pub(in crate::session) allocated: &'a mut [i64],
     /// `allocated` of the queue and all its descendants (equal to `allocated` for a leaf).
-    pub tree_allocated: &'a mut [i64],
+    pub(in crate::session) tree_allocated: &'a mut [i64],
     /// `attr.request`: allocated-status + Pending tasks' `Resreq` at open (constant in a session).
     pub request: &'a [i64],
     /// `request` of the queue and its descendants.
@@ -42,9 +42,9 @@ pub struct QueueAccounts<'a> {
     /// allocated tasks, the part of `minResources` not yet allocated (Volcano
     /// `GetInqueueResource`), less the requests of scheduling-gated tasks; + `minResources` of
     /// each job enqueued in the session.
-    pub inqueue: &'a mut [i64],
+    pub(in crate::session) inqueue: &'a mut [i64],
     /// `inqueue` of the queue and its descendants.
-    pub tree_inqueue: &'a mut [i64],
+    pub(in crate::session) tree_inqueue: &'a mut [i64],
     /// `attr.elastic`: Σ over jobs of the positive part of allocated − `minResources`.
     pub elastic: &'a [i64],
     /// `elastic` of the queue and its descendants.
@@ -82,6 +82,34 @@ pub struct QueueAccounts<'a> {
     /// cycle), naming the queue; `None` when it is valid. Hierarchical plugins refuse to
     /// schedule then, as Volcano's `capacity` does.
     pub tree_error: Option<String>,
+}
+
+/// Read access outside the session to the columns the session changes (through the
+/// Statement's allocate/pipeline/evict and enqueue; see each field).
+impl QueueAccounts<'_> {
+    /// `attr.allocated` per queue, row-major (`queue * dims + d`).
+    #[inline]
+    pub fn allocated(&self) -> &[i64] {
+        self.allocated
+    }
+
+    /// `allocated` of each queue and all its descendants.
+    #[inline]
+    pub fn tree_allocated(&self) -> &[i64] {
+        self.tree_allocated
+    }
+
+    /// `attr.inqueue` per queue.
+    #[inline]
+    pub fn inqueue(&self) -> &[i64] {
+        self.inqueue
+    }
+
+    /// `inqueue` of each queue and its descendants.
+    #[inline]
+    pub fn tree_inqueue(&self) -> &[i64] {
+        self.tree_inqueue
+    }
 }
 
 fn mask(r: &crate::resource::Resource, dims: usize) -> u64 {

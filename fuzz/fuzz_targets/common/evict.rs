@@ -364,7 +364,7 @@ fn checked_cycle(
     let mut ssn = Session::open(&arena, c, conf, opts, &basalt_core::plugins::REGISTRY);
     let dims = ssn.state.dims;
     let start_status: Vec<TaskStatus> = ssn.state.tasks.status().to_vec();
-    let start_tree: Vec<i64> = ssn.state.queues.acct.tree_allocated.to_vec();
+    let start_tree: Vec<i64> = ssn.state.queues.acct.tree_allocated().to_vec();
     let deserved: Vec<Vec<f64>> = if family == EvictFamily::Reclaim {
         let p = basalt_core::plugins::proportion::Proportion::open(&ssn.state);
         (0..ssn.state.queues.len).map(|q| p.deserved(QueueIdx(q as u32)).to_vec()).collect()
@@ -380,7 +380,7 @@ fn checked_cycle(
     for action in &conf.actions {
         if *action == basalt_core::conf::ActionKind::Reclaim {
             reclaim_start = Some((ssn.state.evictions.len(), queue_allocated(&ssn)));
-            reclaim_tree = Some(ssn.state.queues.acct.tree_allocated.to_vec());
+            reclaim_tree = Some(ssn.state.queues.acct.tree_allocated().to_vec());
             reclaim_status = Some(ssn.state.tasks.status().to_vec());
         }
         basalt_core::actions::execute(*action, &mut ssn);
