@@ -618,6 +618,10 @@ pub fn reverse_and_cap(rows: Vec<Vec<HnIdx>>, max: usize) -> Vec<Vec<HnIdx>> {
 /// Operations of a dry run, to replay.
 type Plan = Vec<(OpKind, TaskIdx, NodeIdx)>;
 
+/// A job-level dry run that ended ready or pipelined: its score, operations, the worksheet it
+/// left, its sub-jobs' allocated HyperNodes and its [`Marks`].
+type Solution = (f64, Plan, Worksheet, Vec<Option<HnIdx>>, Marks);
+
 fn plan_of(st: &Statement<'_>) -> Plan {
     st.ops().iter().map(|o| (o.kind, o.task, o.node)).collect()
 }
@@ -679,7 +683,7 @@ pub fn allocate_job<'a>(
             if let Some(&h) = grad.first() {
                 job.searched.push((ta.topo.tier[h as usize], grad.len() as u32));
             }
-            let mut best: Option<(f64, Plan, Worksheet, Vec<Option<HnIdx>>, Marks)> = None;
+            let mut best: Option<Solution> = None;
             let mut noted = 0;
             for (i, &h) in grad.iter().enumerate() {
                 let last = row + 1 == rows && i + 1 == grad.len();
@@ -762,7 +766,14 @@ pub fn allocate_job<'a>(
 
 /// Records why job `j` found no HyperNode this time ([`crate::decision::TopologySearch`]),
 /// replacing an earlier note of the same cycle.
-fn note_search(ssn: &mut Session<'_>, ta: &TopoAlloc, j: JobIdx, job: &TopoJob, no_root: Option<String>, tried: Vec<(HnIdx, Tried)>) {
+fn note_search(
+    ssn: &mut Session<'_>,
+    ta: &TopoAlloc,
+    j: JobIdx,
+    job: &TopoJob,
+    no_root: Option<String>,
+    tried: Vec<(HnIdx, Tried)>,
+) {
     let s = &ssn.state;
     let tried = tried
         .into_iter()
@@ -805,7 +816,8 @@ fn note_search(ssn: &mut Session<'_>, ta: &TopoAlloc, j: JobIdx, job: &TopoJob, 
         r
     };
     let group = s.jobs.group[j.ix()];
-    let note = crate::decision::TopologySearch { group, highest_tier: job.limit.tier, tiers: job.searched.clone(), reason, tried };
+    let note =
+        crate::decision::TopologySearch { group, highest_tier: job.limit.tier, tiers: job.searched.clone(), reason, tried };
     let notes = &mut ssn.state.topology_searches;
     match notes.iter_mut().find(|n| n.group == group) {
         Some(n) => *n = note,

@@ -52,7 +52,12 @@ pub struct RecorderConfig {
 }
 
 enum Msg {
-    Start { path: PathBuf, header: Header, conf_json: String, checkpoint: Vec<Delta> },
+    Start {
+        path: PathBuf,
+        header: Header,
+        conf_json: String,
+        checkpoint: Vec<Delta>,
+    },
     Conf(String),
     Cycle {
         cycle: u64,
