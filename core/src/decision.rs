@@ -179,6 +179,26 @@ pub struct TopologySearch {
     /// Why nothing fitted: no HyperNode within the limit had the resources, or the last
     /// HyperNode tried and its fit errors.
     pub reason: String,
+    /// HyperNodes the search tried, tier by tier in the order it tried them (at most
+    /// [`TRIED_PER_TIER`] of a tier), each with why it did not hold the gang.
+    pub tried: Vec<HyperNodeTried>,
+}
+
+/// At most this many HyperNodes of one tier are named in [`TopologySearch::tried`] (the tier's
+/// count is in [`TopologySearch::tiers`]).
+pub const TRIED_PER_TIER: usize = 8;
+
+/// One HyperNode a topology search tried for a PodGroup it could not place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HyperNodeTried {
+    /// The HyperNode's name.
+    pub hyper_node: String,
+    /// Its `spec.tier`.
+    pub tier: i32,
+    /// Why it did not hold the gang: its nodes' idle (and future idle) resources have room for
+    /// fewer tasks than the gang still needs, or the dry run in it ended neither ready nor
+    /// pipelined (with the first fit error).
+    pub why: String,
 }
 
 /// An event to record (kind Normal/Warning on a Pod or PodGroup).

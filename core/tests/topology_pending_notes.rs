@@ -101,6 +101,9 @@ fn a_gang_no_node_of_any_leaf_holds_names_the_hyper_node_and_the_tier_searched()
     assert_eq!(notes[0].group, big.group);
     assert_eq!(notes[0].highest_tier, Some(1));
     assert_eq!(notes[0].tiers, [(1, 2)], "both leaves of tier 1 were tried, the spine (tier 2) never");
+    let tried: Vec<(&str, i32, &str)> = notes[0].tried.iter().map(|t| (t.hyper_node.as_str(), t.tier, t.why.as_str())).collect();
+    let full = "its nodes' idle and future idle resources have room for 0 of the 1 tasks the gang still needs";
+    assert_eq!(tried, [("leaf0", 1, full), ("leaf1", 1, full)], "each leaf tried, with why it did not hold the gang");
     assert_eq!(
         notes[0].reason,
         "no HyperNode of tier 1 holds the gang ready or pipelined; big-0: In hyperNode leaf1: 0/2 nodes are unavailable: \

@@ -193,3 +193,15 @@ fn plain_pods_on_the_class_path_between_topology_gangs_decide_as_the_plain_scan(
     compare(&conf, 96, 400, 23);
     compare(&conf, 64, 1400, 24);
 }
+
+#[test]
+fn without_hyper_node_order_the_first_solution_is_the_one_the_full_search_takes() {
+    // Volcano's built-in conf has no network-topology-aware: every HyperNode scores 0, the
+    // fast path stops at the first HyperNode that holds the gang and skips those that cannot,
+    // the plain path dry-runs every one.
+    let text = CONF.replace("  - name: network-topology-aware\n", "");
+    let conf = SchedulerConf::parse(&text).expect("conf parses").0;
+    compare(&conf, 96, 400, 25);
+    compare(&conf, 64, 1400, 26);
+    compare(&conf, 128, 900, 27);
+}

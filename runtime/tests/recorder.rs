@@ -501,3 +501,60 @@ fn a_recording_from_before_hypernodes_still_replays() {
     assert!(r.cycles.iter().map(|c| c.binds).sum::<usize>() > 20);
     assert!(r.walk.truncated.is_empty() && r.walk.live.is_empty(), "{:?}", r.walk);
 }
+
+/// `basalt explain` on a recording shows where allocate's HyperNode gradient path searched for
+/// a hard gang it could not place ([`basalt_runtime::recorder::format::Record::Topology`]): the
+/// tier, each HyperNode tried and why it did not hold the gang; the recording still re-runs.
+#[test]
+fn explain_names_the_tier_and_the_hyper_nodes_a_pending_gang_was_searched_in() {
+    use basalt_runtime::recorder::explain_group::{explain_group, Target};
+    let d = dir("topology-search");
+    let mut s = Scheduler::new(Mirror::new(vec!["volcano".into()], vec![]), 5, 3000);
+    let cfg = RecorderConfig { dir: d.clone(), segment_bytes: u64::MAX, max_bytes: u64::MAX, args: vec![], wait_written: true };
+    s.set_recorder(Box::new(Recorder::start(cfg).unwrap()));
+    s.mirror.handle(WatchEvent::Apply(queue("default", 1)));
+    let mut leaves = Vec::new();
+    for l in 0..2 {
+        let nodes: Vec<String> = (0..2).map(|i| format!("za-{}", l * 2 + i)).collect();
+        for n in &nodes {
+            s.mirror.handle(WatchEvent::Apply(node(n, "4")));
+        }
+        s.mirror.handle(WatchEvent::Apply(hyper_node(&format!("leaf{l}"), 1, "Node", &nodes)));
+        leaves.push(format!("leaf{l}"));
+    }
+    s.mirror.handle(WatchEvent::Apply(hyper_node("spine", 2, "HyperNode", &leaves)));
+    // Three 3-cpu pods need three nodes: each leaf has two.
+    hard_job(&mut s, "wide", 3, "3", 0);
+    hard_job(&mut s, "small", 2, "1", 0);
+    let out = Captured::default();
+    s.run_cycle(&SchedulerConf::default(), &out);
+    drop(s.take_recorder());
+    assert_eq!(out.binds.borrow().len(), 2, "the small gang is placed, the wide one is not");
+
+    let (spans, _) = explain(&d, &("ns".into(), "wide-0".into())).unwrap();
+    let why = spans[0].why.join("\n");
+    assert_eq!(spans[0].state, "pending", "{spans:?}");
+    assert!(
+        why.contains(
+            "topology search (highest allowed tier 1): searched tier 1 (2 HyperNodes); no HyperNode of tier 1 holds the gang"
+        ),
+        "{why}"
+    );
+    for leaf in ["leaf0", "leaf1"] {
+        // leaf0 or leaf1 also holds the small gang: room for 1 or 2 of the 3.
+        let line = why.lines().find(|l| l.contains(&format!("tier 1 HyperNode {leaf} rejected: "))).unwrap_or_default();
+        assert!(
+            line.contains("its nodes' idle and future idle resources have room for")
+                && line.ends_with("of the 3 tasks the gang still needs"),
+            "{leaf} in\n{why}"
+        );
+    }
+    assert!(!why.contains("spine"), "tier 2 is above the limit and never searched: {why}");
+    let (spans, _) = explain_group(&d, &Target::PodGroup(("ns".into(), "wide".into()))).unwrap();
+    assert!(spans[0].why.iter().any(|l| l.contains("HyperNode leaf0 rejected")), "{spans:?}");
+    let (spans, _) = explain(&d, &("ns".into(), "small-0".into())).unwrap();
+    assert!(!spans[0].why.iter().any(|l| l.contains("topology search")), "a placed gang has no search note: {spans:?}");
+    let r = rerun(&d, &RerunOptions::default()).unwrap();
+    assert!(r.cycles.iter().all(|c| c.differences.is_empty()), "{:?}", r.cycles);
+    let _ = std::fs::remove_dir_all(&d);
+}

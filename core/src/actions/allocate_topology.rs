@@ -119,6 +119,15 @@ pub struct TopoAlloc {
     open_future: Vec<i64>,
     /// Per HyperNode: Σ allocatable, row-major by dims (the eviction gradient's filter).
     alloc: Vec<i64>,
+    /// Basalt's shortcuts of the search ([`crate::conf::SchedulerOptions::class_cache`]): skip
+    /// the HyperNodes that cannot hold enough of the job ([`can_hold`]) and, with HyperNode
+    /// order off, stop at the first solution. Off: every HyperNode is dry-run (the reference).
+    prune: bool,
+    /// gang's JobReady is active: a ready job has Ready + pending BestEffort ≥ minAvailable.
+    gang_ready: bool,
+    /// gang's JobPipelined vote decides (no earlier tier can permit): a pipelined job has
+    /// Waiting + Ready + pending BestEffort ≥ minAvailable.
+    gang_pipelined: bool,
 }
 
 /// What a HyperNode gradient is built for (Volcano `SearchPurpose`): allocation keeps the
@@ -296,7 +305,19 @@ impl TopoAlloc {
                 }
             }
         }
-        Some(TopoAlloc { topo, jobs, issues, args, gang, open_idle, open_future, alloc })
+        Some(TopoAlloc {
+            topo,
+            jobs,
+            issues,
+            args,
+            gang,
+            open_idle,
+            open_future,
+            alloc,
+            prune: s.options().class_cache,
+            gang_ready: ssn.plugins.active(crate::framework::Fn::JobReady, "gang"),
+            gang_pipelined: ssn.plugins.votes_first(crate::framework::Fn::JobPipelined, "gang"),
+        })
     }
 
     /// Whether job `j` takes the gradient path.
@@ -597,6 +618,10 @@ pub fn reverse_and_cap(rows: Vec<Vec<HnIdx>>, max: usize) -> Vec<Vec<HnIdx>> {
 /// Operations of a dry run, to replay.
 type Plan = Vec<(OpKind, TaskIdx, NodeIdx)>;
 
+/// A job-level dry run that ended ready or pipelined: its score, operations, the worksheet it
+/// left, its sub-jobs' allocated HyperNodes and its [`Marks`].
+type Solution = (f64, Plan, Worksheet, Vec<Option<HnIdx>>, Marks);
+
 fn plan_of(st: &Statement<'_>) -> Plan {
     st.ops().iter().map(|o| (o.kind, o.task, o.node)).collect()
 }
@@ -647,12 +672,32 @@ pub fn allocate_job<'a>(
         };
         job.searched.clear();
         let mut result = None;
-        'tiers: for grad in gradients {
+        let early = ta.prune && !ta.args.hyper_node_order;
+        let job_tasks: Vec<TaskIdx> = ssn.state.jobs.tasks(j).collect();
+        let start = Marks::take(&ssn.state, j, &job_tasks);
+        let need = job_need(ta, &ssn.state, j);
+        let least = least_request(&ssn.state, ws.tasks.values().flatten().copied());
+        let rows = gradients.len();
+        let mut tried: Vec<(HnIdx, Tried)> = Vec::new();
+        'tiers: for (row, grad) in gradients.into_iter().enumerate() {
             if let Some(&h) = grad.first() {
                 job.searched.push((ta.topo.tier[h as usize], grad.len() as u32));
             }
-            let mut best: Option<(f64, Plan, Worksheet, Vec<Option<HnIdx>>)> = None;
-            for &h in &grad {
+            let mut best: Option<Solution> = None;
+            let mut noted = 0;
+            for (i, &h) in grad.iter().enumerate() {
+                let last = row + 1 == rows && i + 1 == grad.len();
+                let note = noted < crate::decision::TRIED_PER_TIER;
+                let room = (ta.prune || note).then(|| room(&ssn.state, &ta.topo.nodes[h as usize], &least, need));
+                let fits = room.is_none_or(|r| r >= need);
+                if !fits && note {
+                    tried.push((h, Tried::Room(room.unwrap_or(0), need)));
+                    noted += 1;
+                }
+                if ta.prune && !last && !fits {
+                    continue;
+                }
+                start.reset(&mut ssn.state, &job_tasks);
                 ssn.state.fit_errors[j.ix()].clear();
                 let mut wsc = ws.clone();
                 let saved: Vec<Option<HnIdx>> = job.subs.iter().map(|s| s.allocated).collect();
@@ -681,15 +726,23 @@ pub fn allocate_job<'a>(
                 for (s, a) in job.subs.iter_mut().zip(saved) {
                     s.allocated = a;
                 }
-                if !dry.is_empty()
-                    && (cx.job_ready(ssn, &job) || cx.job_pipelined(ssn, &job))
-                    && best.as_ref().is_none_or(|b| score > b.0)
-                {
-                    best = Some((score, plan_of(&dry), wsc, after));
+                let solved = !dry.is_empty() && (cx.job_ready(ssn, &job) || cx.job_pipelined(ssn, &job));
+                let better = solved && best.as_ref().is_none_or(|b| score > b.0);
+                if !solved && fits && note {
+                    tried.push((h, Tried::DryRun(dry.ops().len(), ssn.state.fit_errors[j.ix()].first().cloned())));
+                    noted += 1;
                 }
+                let plan = better.then(|| plan_of(&dry));
                 ssn.discard(dry);
+                if let Some(plan) = plan {
+                    best = Some((score, plan, wsc, after, Marks::take(&ssn.state, j, &job_tasks)));
+                    if early {
+                        break;
+                    }
+                }
             }
-            if let Some((_, plan, wsc, after)) = best {
+            if let Some((_, plan, wsc, after, marks)) = best {
+                marks.restore(&mut ssn.state, j, &job_tasks);
                 let st = replay(ssn, &plan);
                 ws = wsc;
                 for (s, a) in job.subs.iter_mut().zip(after) {
@@ -703,7 +756,7 @@ pub fn allocate_job<'a>(
         }
         let _ = ws;
         if result.is_none() {
-            note_search(ssn, ta, j, &job, no_root);
+            note_search(ssn, ta, j, &job, no_root, tried);
         }
         (result, job)
     };
@@ -713,8 +766,34 @@ pub fn allocate_job<'a>(
 
 /// Records why job `j` found no HyperNode this time ([`crate::decision::TopologySearch`]),
 /// replacing an earlier note of the same cycle.
-fn note_search(ssn: &mut Session<'_>, ta: &TopoAlloc, j: JobIdx, job: &TopoJob, no_root: Option<String>) {
+fn note_search(
+    ssn: &mut Session<'_>,
+    ta: &TopoAlloc,
+    j: JobIdx,
+    job: &TopoJob,
+    no_root: Option<String>,
+    tried: Vec<(HnIdx, Tried)>,
+) {
     let s = &ssn.state;
+    let tried = tried
+        .into_iter()
+        .map(|(h, t)| crate::decision::HyperNodeTried {
+            hyper_node: ta.topo.names[h as usize].clone(),
+            tier: ta.topo.tier[h as usize],
+            why: match t {
+                Tried::Room(k, need) => format!(
+                    "its nodes' idle and future idle resources have room for {k} of the {need} tasks the gang still needs"
+                ),
+                Tried::DryRun(placed, first) => {
+                    let mut w = format!("a dry run placed {placed} tasks, the gang is neither ready nor pipelined");
+                    if let Some((t, fe)) = first {
+                        w.push_str(&format!("; {}: {}", s.tasks.rec[t.ix()].spec.name, fe.message(s.cluster)));
+                    }
+                    w
+                }
+            },
+        })
+        .collect();
     let reason = if let Some(e) = no_root {
         e
     } else if job.searched.is_empty() {
@@ -737,7 +816,8 @@ fn note_search(ssn: &mut Session<'_>, ta: &TopoAlloc, j: JobIdx, job: &TopoJob, 
         r
     };
     let group = s.jobs.group[j.ix()];
-    let note = crate::decision::TopologySearch { group, highest_tier: job.limit.tier, tiers: job.searched.clone(), reason };
+    let note =
+        crate::decision::TopologySearch { group, highest_tier: job.limit.tier, tiers: job.searched.clone(), reason, tried };
     let notes = &mut ssn.state.topology_searches;
     match notes.iter_mut().find(|n| n.group == group) {
         Some(n) => *n = note,
@@ -782,17 +862,31 @@ fn allocate_sub<'a>(
         }
         None => vec![vec![h_job]],
     };
-    for grad in grads {
-        let mut cands: Vec<(HnIdx, Plan, std::collections::VecDeque<TaskIdx>)> = Vec::new();
-        for &h in &grad {
-            let sub_tasks = &job.subs[sub].tasks;
+    let early = ta.prune && !ta.args.hyper_node_order;
+    let sub_tasks = job.subs[sub].tasks.clone();
+    let start = Marks::take(&ssn.state, cx.j, &sub_tasks);
+    let need = sub_need(ta, &ssn.state, cx.j, job, sub);
+    let least = least_request(&ssn.state, tasks.iter().copied());
+    let rows = grads.len();
+    for (row, grad) in grads.into_iter().enumerate() {
+        let mut cands: Vec<(HnIdx, Plan, std::collections::VecDeque<TaskIdx>, Marks)> = Vec::new();
+        for (i, &h) in grad.iter().enumerate() {
+            let last = row + 1 == rows && i + 1 == grad.len();
+            if ta.prune && !last && !can_hold(&ssn.state, &ta.topo.nodes[h as usize], &least, need) {
+                continue;
+            }
+            start.reset(&mut ssn.state, &sub_tasks);
             ssn.state.fit_errors[cx.j.ix()].retain(|(t, _)| !sub_tasks.contains(t));
             let mut tc = tasks.clone();
             if let Some(st) = allocate_tasks_in(ssn, cx, scan, job, sub, &mut tc, h) {
-                if !st.is_empty() {
-                    cands.push((h, plan_of(&st), tc));
-                }
+                let plan = (!st.is_empty()).then(|| plan_of(&st));
                 ssn.discard(st);
+                if let Some(plan) = plan {
+                    cands.push((h, plan, tc, Marks::take(&ssn.state, cx.j, &sub_tasks)));
+                    if early {
+                        break;
+                    }
+                }
             }
         }
         if cands.is_empty() {
@@ -806,13 +900,128 @@ fn allocate_sub<'a>(
                 bi = i;
             }
         }
-        let (h, plan, tc) = cands.swap_remove(bi);
+        let (h, plan, tc, marks) = cands.swap_remove(bi);
+        marks.restore(&mut ssn.state, cx.j, &sub_tasks);
         let st = replay(ssn, &plan);
         job.subs[sub].allocated = ta.topo.lca(job.subs[sub].allocated, Some(h));
         *tasks = tc;
         return Some((st, scores[bi]));
     }
     None
+}
+
+/// What a dry run leaves behind besides the placements its discard undoes: the random source
+/// (ties between equally scored nodes), the job's fit errors and its tasks' last transaction
+/// (`last_status`, `last_node`, which the pods' conditions read). Every dry run of a search
+/// starts from the same marks, and the search keeps those of the dry run it takes (of the last
+/// one when none succeeds, which is never skipped): so a dry run that is left out, because it
+/// cannot succeed ([`can_hold`]) or because an earlier one already won, changes no decision.
+struct Marks {
+    rng: crate::rng::SeededRng,
+    last: Vec<(TaskStatus, u32)>,
+    fit: Vec<(TaskIdx, FitErrors)>,
+}
+
+impl Marks {
+    fn take(s: &State<'_>, j: JobIdx, tasks: &[TaskIdx]) -> Marks {
+        Marks {
+            rng: s.rng.clone(),
+            last: tasks.iter().map(|t| (s.tasks.last_status[t.ix()], s.tasks.last_node[t.ix()])).collect(),
+            fit: s.fit_errors[j.ix()].clone(),
+        }
+    }
+
+    /// Back to these marks before a dry run (the fit errors are the search's to clear).
+    fn reset(&self, s: &mut State<'_>, tasks: &[TaskIdx]) {
+        s.rng = self.rng.clone();
+        for (t, &(st, n)) in tasks.iter().zip(&self.last) {
+            s.tasks.last_status[t.ix()] = st;
+            s.tasks.last_node[t.ix()] = n;
+        }
+    }
+
+    /// Back to these marks, fit errors included (the dry run the search takes).
+    fn restore(self, s: &mut State<'_>, j: JobIdx, tasks: &[TaskIdx]) {
+        self.reset(s, tasks);
+        s.fit_errors[j.ix()] = self.fit;
+    }
+}
+
+/// Σ over `nodes` of how many tasks each could still take, each task requesting at least
+/// `least` (componentwise) ≥ `need`: a necessary condition for a dry run in those nodes to
+/// place `need` tasks. A node takes allocations up to its idle resources; it takes pipelined
+/// tasks (up to its FutureIdle, which allocating and pipelining only lower) only when its
+/// FutureIdle exceeds its idle in some dimension: a task that fits FutureIdle ≤ idle fits idle.
+fn can_hold(s: &State<'_>, nodes: &[NodeIdx], least: &[i64], need: i64) -> bool {
+    room(s, nodes, least, need) >= need
+}
+
+/// How many tasks of at least `least` the nodes could take ([`can_hold`]), counted up to `need`.
+fn room(s: &State<'_>, nodes: &[NodeIdx], least: &[i64], need: i64) -> i64 {
+    if least.iter().all(|&r| r <= 0) {
+        return need;
+    }
+    let mut total = 0i64;
+    for &n in nodes {
+        let (mut on_idle, mut on_future, mut pipelines) = (i64::MAX, i64::MAX, false);
+        for (d, &r) in least.iter().enumerate() {
+            let idle = s.at(s.nodes.idle, n, d);
+            let future = s.future_idle(n, d);
+            pipelines |= future > idle;
+            if r > 0 {
+                on_idle = on_idle.min(idle.max(0) / r);
+                on_future = on_future.min(future.max(0) / r);
+            }
+        }
+        total = total.saturating_add(if pipelines { on_idle.saturating_add(on_future) } else { on_idle });
+        if total >= need {
+            return need;
+        }
+    }
+    total
+}
+
+/// Why a HyperNode did not hold a gang, for [`crate::decision::TopologySearch::tried`]: room
+/// for fewer tasks than needed `(room, need)`, or a dry run that placed this many tasks and
+/// ended neither ready nor pipelined, with the first fit error.
+enum Tried {
+    Room(i64, i64),
+    DryRun(usize, Option<(TaskIdx, FitErrors)>),
+}
+
+/// Componentwise least request of `tasks` (`i64::MAX` in every dimension when there is none).
+fn least_request(s: &State<'_>, tasks: impl Iterator<Item = TaskIdx>) -> Vec<i64> {
+    let dims = s.dims;
+    let mut least = vec![i64::MAX; dims];
+    for t in tasks {
+        for (l, &r) in least.iter_mut().zip(s.tasks.req(t, dims)) {
+            *l = (*l).min(r);
+        }
+    }
+    least
+}
+
+/// How many more tasks job `j` needs placed before a dry run can end ready or pipelined (at
+/// least 1: an empty dry run is no solution), from gang's counts when gang decides.
+fn job_need(ta: &TopoAlloc, s: &State<'_>, j: JobIdx) -> i64 {
+    let min = s.jobs.min_available[j.ix()] as i64;
+    let ready = s.jobs.ready_num(j) as i64 + s.jobs.pending_best_effort[j.ix()] as i64;
+    let ready_route = if ta.gang_ready { (min - ready).max(1) } else { 1 };
+    let pipelined_route = if ta.gang_pipelined { (min - ready - s.jobs.waiting_num(j) as i64).max(1) } else { 1 };
+    ready_route.min(pipelined_route)
+}
+
+/// [`job_need`] for sub-job `sub` (Volcano `SubJobReady` / `SubJobPipelined` with gang's
+/// sub-job flags).
+fn sub_need(ta: &TopoAlloc, s: &State<'_>, j: JobIdx, job: &TopoJob, sub: usize) -> i64 {
+    if !job.has_policy {
+        return job_need(ta, s, j);
+    }
+    let (r, w) = sub_counts(s, &job.subs[sub]);
+    let min = job.subs[sub].min as i64;
+    let ready_route = if ta.gang.sub_ready { (min - r as i64).max(1) } else { 1 };
+    let pipelined_route = if ta.gang.sub_pipelined { (min - r as i64 - w as i64).max(1) } else { 1 };
+    ready_route.min(pipelined_route)
 }
 
 /// Volcano `TaskHasFitErrors` within one sub-job.

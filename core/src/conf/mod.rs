@@ -133,9 +133,11 @@ pub struct SchedulerOptions {
     /// `--default-queue` (`default`): the queue of a PodGroup whose `spec.queue` is empty.
     pub default_queue: String,
     /// Basalt's optimised paths: incremental node choice for task classes
-    /// ([`crate::select::class_cache`]) and the inter-pod affinity index
-    /// ([`crate::session::affinity_index`]). Off gives the plain reference scans; decisions are
-    /// the same either way. On by default.
+    /// ([`crate::select::class_cache`]), the inter-pod affinity index
+    /// ([`crate::session::affinity_index`]) and the HyperNode gradient path's shortcuts (skip
+    /// HyperNodes that cannot hold the job, stop at the first solution when HyperNode order is
+    /// off). Off gives the plain reference scans and searches; decisions are the same either
+    /// way. On by default.
     pub class_cache: bool,
     /// At most this many task classes kept per action (`None`: as many as
     /// [`crate::select::class_cache::CLASS_MEMORY_BYTES`] holds). Bounds the classes' memory;

@@ -92,6 +92,20 @@ impl<'a> Plugins<'a> {
         self.each(f).next().is_some()
     }
 
+    /// Whether plugin `name` has `f` active.
+    pub fn active(&self, f: Fn, name: &str) -> bool {
+        self.each(f).any(|p| p.name() == name)
+    }
+
+    /// Whether plugin `name` has the voting `f` active in the first tier that has `f` active
+    /// at all: then no earlier tier can permit before it is asked, so its rejection decides
+    /// (Volcano's tier voting, [`Plugins::job_pipelined`]).
+    pub fn votes_first(&self, f: Fn, name: &str) -> bool {
+        let slots = &self.by_fn[f.bit().trailing_zeros() as usize];
+        let Some(&(first, _)) = slots.first() else { return false };
+        slots.iter().any(|&(t, i)| t == first && self.tiers[t as usize][i as usize].plugin.name() == name)
+    }
+
     /// The plugins' job order alone (Volcano `JobOrderCompareFn`): the first plugin that tells
     /// the jobs apart decides; `Equal` when none does (no creation-time/UID fallback).
     pub fn job_order_plugins(&self, s: &State<'a>, l: JobIdx, r: JobIdx) -> Ordering {

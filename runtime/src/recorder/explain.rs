@@ -6,7 +6,8 @@
 //! `queue resource quota insufficient`, `resource in cluster is overused`), a PodGroup left out
 //! of the session (e.g. its queue does not exist), the queue's state, and for a PodGroup with a
 //! network topology its `networkTopology` and the HyperNode allocate last tried
-//! (`network topology: …`). Consecutive cycles with the same explanation are folded into one
+//! (`network topology: …`) and, from recordings that hold them, the tiers and HyperNodes the
+//! gradient search tried and why each did not hold the gang (`topology search …`). Consecutive cycles with the same explanation are folded into one
 //! line.
 
 use super::named::ObjKey;
@@ -167,6 +168,9 @@ pub(super) fn group_lines(at: &super::reader::At<'_>, pod: &ObjKey, group: Optio
                 }
             }
             out.extend(topology_line(&rec.spec, &st.conditions));
+            if let Some(search) = at.topology.iter().find(|t| t.group == key) {
+                out.extend(search.lines());
+            }
         }
     }
     if pending {

@@ -58,6 +58,20 @@ pub enum Record {
     },
     /// One scheduling cycle.
     Cycle(Box<CycleRecord>),
+    /// Where allocate's HyperNode gradient path searched for the PodGroups it could not place
+    /// in the cycle of the next [`Record::Cycle`] (the same `cycle`), written just before that
+    /// record when the cycle has any (`basalt explain` shows them). The last variant, so the
+    /// records before it keep their encoding: recordings without it read unchanged.
+    Topology(TopologyRecord),
+}
+
+/// [`Record::Topology`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TopologyRecord {
+    /// The cycle's session number ([`CycleRecord::cycle`]).
+    pub cycle: u64,
+    /// Its searches, in the order allocate gave up on the PodGroups.
+    pub searches: Vec<super::named::NamedTopologySearch>,
 }
 
 /// What a segment says about the process that wrote it.

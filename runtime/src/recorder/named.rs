@@ -109,6 +109,67 @@ impl NamedDecisions {
     }
 }
 
+/// Where allocate's HyperNode gradient path searched for a PodGroup it could not place
+/// ([`basalt_core::decision::TopologySearch`], by name), stored in
+/// [`super::format::Record::Topology`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedTopologySearch {
+    /// The PodGroup.
+    pub group: ObjKey,
+    /// Its highest allowed tier after Volcano's rewrites; `None` when only its sub-groups have
+    /// a limit.
+    pub highest_tier: Option<i32>,
+    /// The tiers searched, lowest first, each with the number of HyperNodes eligible in it.
+    pub tiers: Vec<(i32, u32)>,
+    /// Why nothing fitted.
+    pub reason: String,
+    /// `(HyperNode, tier, why it did not hold the gang)` in search order, at most
+    /// [`basalt_core::decision::TRIED_PER_TIER`] per tier.
+    pub tried: Vec<(String, i32, String)>,
+}
+
+impl NamedTopologySearch {
+    /// `d`'s topology searches with their PodGroups named on `cluster` (`?<id>` for one the
+    /// cluster no longer has).
+    pub fn all_of(d: &Decisions, cluster: &Cluster) -> Vec<Self> {
+        d.topology_searches
+            .iter()
+            .map(|t| NamedTopologySearch {
+                group: match cluster.pod_group(t.group) {
+                    Some(g) => (g.spec.namespace.clone(), g.spec.name.clone()),
+                    None => (String::new(), format!("?{}", t.group.0)),
+                },
+                highest_tier: t.highest_tier,
+                tiers: t.tiers.clone(),
+                reason: t.reason.clone(),
+                tried: t.tried.iter().map(|h| (h.hyper_node.clone(), h.tier, h.why.clone())).collect(),
+            })
+            .collect()
+    }
+
+    /// The explanation's lines: the limit and tiers searched, one line per HyperNode tried,
+    /// and the reason.
+    pub fn lines(&self) -> Vec<String> {
+        let limit = match self.highest_tier {
+            Some(t) => format!("highest allowed tier {t}"),
+            None => "limits on its sub-groups only".to_string(),
+        };
+        let tiers: Vec<String> = self.tiers.iter().map(|(t, n)| format!("tier {t} ({n} HyperNodes)")).collect();
+        let searched = if tiers.is_empty() { "no tier".to_string() } else { tiers.join(", ") };
+        let mut out = vec![format!("topology search ({limit}): searched {searched}; {}", self.reason)];
+        for (h, tier, why) in &self.tried {
+            out.push(format!("  tier {tier} HyperNode {h} rejected: {why}"));
+        }
+        for (t, n) in &self.tiers {
+            let named = self.tried.iter().filter(|x| x.1 == *t).count() as u32;
+            if *n > named {
+                out.push(format!("  tier {t}: {} more HyperNodes tried, not listed", n - named));
+            }
+        }
+        out
+    }
+}
+
 /// A map's changes: entries added or changed, keys removed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MapDiff<K: Ord, V> {

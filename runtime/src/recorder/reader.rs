@@ -7,8 +7,8 @@
 //! (the first one left after rotation deleted older ones, a restart, a cut segment before it)
 //! starts afresh from its checkpoint.
 
-use super::format::{conf_from_json, CycleRecord, FrameReader, Header, Record};
-use super::named::NamedDecisions;
+use super::format::{conf_from_json, CycleRecord, FrameReader, Header, Record, TopologyRecord};
+use super::named::{NamedDecisions, NamedTopologySearch};
 use super::writer::segment_files;
 use basalt_core::cluster::Cluster;
 use basalt_core::conf::SchedulerConf;
@@ -30,6 +30,9 @@ pub struct At<'a> {
     pub conf: &'a SchedulerConf,
     /// The decisions recorded.
     pub recorded: &'a NamedDecisions,
+    /// Where allocate searched for the topology PodGroups it could not place this cycle
+    /// ([`Record::Topology`]; empty for a cycle without any and in recordings made before it).
+    pub topology: &'a [NamedTopologySearch],
     /// Whether this segment started afresh from its checkpoint (not continued from the
     /// previous one).
     pub fresh: bool,
@@ -99,10 +102,12 @@ pub fn walk(dir: &Path, mut f: impl FnMut(At<'_>) -> ControlFlow<()>) -> Result<
             skip_deltas = covers;
         }
         let mut recorded = NamedDecisions::default();
+        let mut topology: Option<TopologyRecord> = None;
         summary.segments += 1;
         loop {
             match r.next_record().map_err(|e| bad(&e))? {
                 None => break,
+                Some(Record::Topology(t)) => topology = Some(t),
                 Some(Record::Conf { conf_json }) => conf = conf_from_json(&conf_json).map_err(|e| bad(&e))?,
                 Some(Record::Cycle(c)) => {
                     if !std::mem::take(&mut skip_deltas) {
@@ -113,6 +118,7 @@ pub fn walk(dir: &Path, mut f: impl FnMut(At<'_>) -> ControlFlow<()>) -> Result<
                         }
                     }
                     recorded = c.decisions.apply(&recorded);
+                    let searches = topology.take().filter(|t| t.cycle == c.cycle).map(|t| t.searches).unwrap_or_default();
                     summary.cycles += 1;
                     let seq = summary.cycles as u64;
                     let at = At {
@@ -122,6 +128,7 @@ pub fn walk(dir: &Path, mut f: impl FnMut(At<'_>) -> ControlFlow<()>) -> Result<
                         cluster: &mut cluster,
                         conf: &conf,
                         recorded: &recorded,
+                        topology: &searches,
                         fresh,
                         seq,
                     };
@@ -180,5 +187,6 @@ fn kind(r: &Record) -> &'static str {
         Record::Conf { .. } => "Conf",
         Record::Checkpoint { .. } => "Checkpoint",
         Record::Cycle(_) => "Cycle",
+        Record::Topology(_) => "Topology",
     }
 }

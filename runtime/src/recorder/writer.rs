@@ -14,8 +14,8 @@
 //! starts a new segment so the recording stays replayable.
 
 use super::cycle_recorder::CycleRecorder;
-use super::format::{conf_to_json, write_frame, CycleRecord, Header, Record, MAGIC, SEGMENT_SUFFIX};
-use super::named::{DecisionsDiff, NamedDecisions};
+use super::format::{conf_to_json, write_frame, CycleRecord, Header, Record, TopologyRecord, MAGIC, SEGMENT_SUFFIX};
+use super::named::{DecisionsDiff, NamedDecisions, NamedTopologySearch};
 use basalt_core::cluster::{Cluster, Delta};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::decision::Decisions;
@@ -52,9 +52,21 @@ pub struct RecorderConfig {
 }
 
 enum Msg {
-    Start { path: PathBuf, header: Header, conf_json: String, checkpoint: Vec<Delta> },
+    Start {
+        path: PathBuf,
+        header: Header,
+        conf_json: String,
+        checkpoint: Vec<Delta>,
+    },
     Conf(String),
-    Cycle { cycle: u64, seed: u64, unix_ms: u64, deltas: Vec<Delta>, decisions: Box<NamedDecisions> },
+    Cycle {
+        cycle: u64,
+        seed: u64,
+        unix_ms: u64,
+        deltas: Vec<Delta>,
+        decisions: Box<NamedDecisions>,
+        topology: Vec<NamedTopologySearch>,
+    },
 }
 
 /// The flight recorder of `basalt scheduler --record DIR`.
@@ -190,6 +202,7 @@ impl CycleRecorder for Recorder {
             return;
         }
         let named = NamedDecisions::of(decisions, cluster, opts.cycle);
+        let topology = NamedTopologySearch::all_of(decisions, cluster);
         let conf_json = |c: &SchedulerConf| match conf_to_json(c) {
             Ok(j) => Some(j),
             Err(e) => {
@@ -233,7 +246,8 @@ impl CycleRecorder for Recorder {
         // The cycle's own "now" when it has one (the live scheduler's), so a re-run decides the
         // time-based rules (sla) exactly as recorded.
         let at = if opts.now_ms > 0 { opts.now_ms as u64 } else { unix_ms() };
-        if self.send(Msg::Cycle { cycle: opts.cycle, seed: opts.seed, unix_ms: at, deltas, decisions: Box::new(named) }) {
+        let cycle = Msg::Cycle { cycle: opts.cycle, seed: opts.seed, unix_ms: at, deltas, decisions: Box::new(named), topology };
+        if self.send(cycle) {
             if let Some(a) = &self.acks {
                 // The writer acknowledges every cycle it wrote; a writer that stopped drops its
                 // sender and this returns at once.
@@ -307,10 +321,13 @@ impl SegmentWriter {
                 let Some((path, gz)) = self.out.as_mut() else { return Ok(()) };
                 write_frame(gz, &Record::Conf { conf_json }).map_err(|e| format!("{}: {e}", path.display()))?;
             }
-            Msg::Cycle { cycle, seed, unix_ms, deltas, decisions } => {
+            Msg::Cycle { cycle, seed, unix_ms, deltas, decisions, topology } => {
                 let Some((path, gz)) = self.out.as_mut() else { return Ok(()) };
                 let rec = CycleRecord { cycle, seed, unix_ms, deltas, decisions: DecisionsDiff::between(&self.prev, &decisions) };
                 let io = |e: io::Error| format!("{}: {e}", path.display());
+                if !topology.is_empty() {
+                    write_frame(gz, &Record::Topology(TopologyRecord { cycle, searches: topology })).map_err(io)?;
+                }
                 write_frame(gz, &Record::Cycle(Box::new(rec))).map_err(io)?;
                 // A sync flush per cycle: a killed process leaves every finished cycle readable.
                 gz.flush().map_err(io)?;
