@@ -73,7 +73,7 @@ type Usage = (Vec<(u64, u32)>, Vec<u64>);
 
 fn usage(ssn: &Session<'_>) -> Usage {
     let d = &ssn.state.devices;
-    let cards = d.used_memory.iter().copied().zip(d.pods.iter().copied()).collect();
+    let cards = d.used_memory().iter().copied().zip(d.pods().iter().copied()).collect();
     let held = (0..ssn.state.tasks.len).map(|i| ssn.state.device_held(TaskIdx(i as u32))).collect();
     (cards, held)
 }

@@ -926,7 +926,7 @@ impl Marks {
     fn take(s: &State<'_>, j: JobIdx, tasks: &[TaskIdx]) -> Marks {
         Marks {
             rng: s.rng.clone(),
-            last: tasks.iter().map(|t| (s.tasks.last_status[t.ix()], s.tasks.last_node[t.ix()])).collect(),
+            last: tasks.iter().map(|t| (s.tasks.last_status()[t.ix()], s.tasks.last_node()[t.ix()])).collect(),
             fit: s.fit_errors[j.ix()].clone(),
         }
     }
@@ -935,8 +935,7 @@ impl Marks {
     fn reset(&self, s: &mut State<'_>, tasks: &[TaskIdx]) {
         s.rng = self.rng.clone();
         for (t, &(st, n)) in tasks.iter().zip(&self.last) {
-            s.tasks.last_status[t.ix()] = st;
-            s.tasks.last_node[t.ix()] = n;
+            s.tasks.restore_last_transaction(*t, st, n);
         }
     }
 
@@ -965,7 +964,7 @@ fn room(s: &State<'_>, nodes: &[NodeIdx], least: &[i64], need: i64) -> i64 {
     for &n in nodes {
         let (mut on_idle, mut on_future, mut pipelines) = (i64::MAX, i64::MAX, false);
         for (d, &r) in least.iter().enumerate() {
-            let idle = s.at(s.nodes.idle, n, d);
+            let idle = s.at(s.nodes.idle(), n, d);
             let future = s.future_idle(n, d);
             pipelines |= future > idle;
             if r > 0 {
@@ -1005,7 +1004,7 @@ fn least_request(s: &State<'_>, tasks: impl Iterator<Item = TaskIdx>) -> Vec<i64
 /// least 1: an empty dry run is no solution), from gang's counts when gang decides.
 fn job_need(ta: &TopoAlloc, s: &State<'_>, j: JobIdx) -> i64 {
     let min = s.jobs.min_available[j.ix()] as i64;
-    let ready = s.jobs.ready_num(j) as i64 + s.jobs.pending_best_effort[j.ix()] as i64;
+    let ready = s.jobs.ready_num(j) as i64 + s.jobs.pending_best_effort()[j.ix()] as i64;
     let ready_route = if ta.gang_ready { (min - ready).max(1) } else { 1 };
     let pipelined_route = if ta.gang_pipelined { (min - ready - s.jobs.waiting_num(j) as i64).max(1) } else { 1 };
     ready_route.min(pipelined_route)

@@ -280,6 +280,17 @@ read_columns!(JobTable {
 });
 
 impl TaskTable<'_> {
+    /// Puts back task `t`'s last transaction (`last_status`, `last_node`), which a discard
+    /// sets and the pod's condition reads. The one write to a session column outside the
+    /// Statement: a HyperNode search that dry-runs several HyperNodes restores the marks every
+    /// dry run started from (actions/allocate_topology.rs, `Marks`), so a dry run left out
+    /// changes no decision. It moves no task and no resource.
+    #[inline]
+    pub fn restore_last_transaction(&mut self, t: TaskIdx, status: TaskStatus, node: u32) {
+        self.last_status[t.ix()] = status;
+        self.last_node[t.ix()] = node;
+    }
+
     /// Row of `t`'s `Resreq`.
     #[inline]
     pub fn req(&self, t: TaskIdx, dims: usize) -> &[i64] {
