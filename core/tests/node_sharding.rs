@@ -170,8 +170,14 @@ fn an_unknown_node_in_a_shard_is_named_and_ignored() {
     assert_eq!(run(&c, &conf(ShardingMode::Hard, true)).0, counts(&[("n1", 2)]));
     // The node appears: it joins the shard in the next cycle.
     let alloc = res(2000, 110);
-    c.apply(Delta::Node(NodeSpec { name: "n9".into(), capacity: alloc.clone(), allocatable: alloc, ready: true, ..Default::default() }))
-        .unwrap();
+    c.apply(Delta::Node(NodeSpec {
+        name: "n9".into(),
+        capacity: alloc.clone(),
+        allocatable: alloc,
+        ready: true,
+        ..Default::default()
+    }))
+    .unwrap();
     assert!(c.shard_problems("s1").is_empty());
     let bits = c.shard_bits("s1");
     assert!(bits.found && bits.by_slot[c.node_id("n9").unwrap().0 as usize]);
