@@ -386,6 +386,7 @@ enum Kind {
     StorageClass,
     CsiNode,
     HyperNode,
+    NodeShard,
 }
 
 /// `(apiVersion, kind)` of every object Basalt reads; other objects are skipped (counted per
@@ -407,6 +408,7 @@ const KINDS: &[(&str, &str, Kind)] = &[
     ("storage.k8s.io/v1", "StorageClass", Kind::StorageClass),
     ("storage.k8s.io/v1", "CSINode", Kind::CsiNode),
     ("topology.volcano.sh/v1alpha1", "HyperNode", Kind::HyperNode),
+    ("shard.volcano.sh/v1alpha1", "NodeShard", Kind::NodeShard),
 ];
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -439,6 +441,7 @@ fn namespaced(kind: &str) -> bool {
             | "ClusterRoleBinding"
             | "CustomResourceDefinition"
             | "HyperNode"
+            | "NodeShard"
     )
 }
 
@@ -532,6 +535,9 @@ impl Loader<'_> {
             Kind::CsiNode => self.convert(at, &kind, name, v, |n: CSINode| convert::convert_csi_node(&n).map(Delta::CsiNode)),
             Kind::HyperNode => {
                 self.convert(at, &kind, name, v, |h: crd::HyperNode| convert::convert_hyper_node(&h).map(Delta::HyperNode))
+            }
+            Kind::NodeShard => {
+                self.convert(at, &kind, name, v, |s: crd::NodeShard| convert::convert_node_shard(&s).map(Delta::NodeShard))
             }
         };
         if let Some(d) = delta {

@@ -11,7 +11,7 @@ use crate::framework::Session;
 use crate::intern::Sym;
 use crate::model::PodGroupPhase;
 use crate::select::class_cache::{ClassCache, Pick};
-use crate::select::nodes::{best_node, predicate_nodes, NodeScan};
+use crate::select::nodes::{best_node, candidate_group, predicate_nodes, NodeScan};
 use crate::session::fit::FitErrors;
 use crate::session::statement::Statement;
 use crate::session::tables::{JobIdx, NodeIdx, QueueIdx, TaskIdx, TaskStatus};
@@ -191,13 +191,10 @@ fn allocate_tasks<'a>(
         }
         let req = ssn.state.tasks.req(t, ssn.state.dims);
         // Candidate group: feasible nodes that fit idle resources, else those that fit
-        // FutureIdle (every feasible node does, by allocate's resource check).
+        // FutureIdle (every feasible node does, by allocate's resource check); under soft node
+        // sharding in-shard nodes first in each.
         let mut group = std::mem::take(&mut scan.group);
-        group.clear();
-        group.extend(scan.feasible.iter().copied().filter(|&n| ssn.state.fits_idle(req, n)));
-        if group.is_empty() {
-            group.extend(scan.feasible.iter().copied().filter(|&n| ssn.state.fits_future_idle(req, n)));
-        }
+        candidate_group(&ssn.state, req, &scan.feasible, &mut group);
         if group.is_empty() {
             scan.group = group;
             continue;

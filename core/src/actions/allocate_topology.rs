@@ -1114,10 +1114,8 @@ fn allocate_tasks_in<'a>(
             break;
         }
         let req = ssn.state.tasks.req(t, ssn.state.dims);
-        let mut group: Vec<NodeIdx> = feasible.iter().copied().filter(|&n| ssn.state.fits_idle(req, n)).collect();
-        if group.is_empty() {
-            group.extend(feasible.iter().copied().filter(|&n| ssn.state.fits_future_idle(req, n)));
-        }
+        let mut group: Vec<NodeIdx> = Vec::new();
+        crate::select::nodes::candidate_group(&ssn.state, req, &feasible, &mut group);
         if group.is_empty() {
             continue;
         }

@@ -79,7 +79,12 @@ pub fn execute(ssn: &mut Session<'_>) {
             ssn.state.set_fit_errors(j, t, fe);
             continue;
         }
-        let feasible = std::mem::take(&mut scan.feasible);
+        // Under soft node sharding in-shard nodes first (Volcano `GetPredicatedNodeByShard`).
+        let mut feasible = std::mem::take(&mut scan.feasible);
+        let soft = ssn.state.options().sharding_mode == crate::model::ShardingMode::Soft;
+        if soft && feasible.iter().any(|&n| ssn.state.in_shard(n)) {
+            feasible.retain(|&n| ssn.state.in_shard(n));
+        }
         let n = best_node(ssn, &mut scan, &ctx, t, &feasible);
         scan.feasible = feasible;
         ssn.allocate_now(t, n);

@@ -239,7 +239,13 @@ fn normal<'a>(
     scratch.scores.resize(nodes.len(), 0.0);
     ssn.plugins.score_nodes(&ssn.state, ctx, t, nodes, &mut scratch.scores);
     let mut order: Vec<usize> = (0..nodes.len()).collect();
-    order.sort_by(|&a, &b| scratch.scores[b].partial_cmp(&scratch.scores[a]).unwrap_or(Ordering::Equal));
+    // Under soft node sharding the in-shard nodes (first in `nodes`) are tried before the
+    // others, each group by score (Volcano tries `GetPredicatedNodeByShard`'s groups in turn).
+    let soft = ssn.state.options().sharding_mode == crate::model::ShardingMode::Soft;
+    let group = |i: usize| soft && !ssn.state.in_shard(nodes[i]);
+    order.sort_by(|&a, &b| {
+        group(a).cmp(&group(b)).then(scratch.scores[b].partial_cmp(&scratch.scores[a]).unwrap_or(Ordering::Equal))
+    });
     for i in order {
         let n = nodes[i];
         scratch.candidates.clear();

@@ -87,7 +87,8 @@ pub fn preempt_predicate<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: Ta
 
 /// Volcano `PredicateHelper.PredicateNodes` with [`preempt_predicate`]: nodes in session order
 /// from the round-robin `offset`, stopping once `--percentage-nodes-to-find` worth of nodes
-/// passed (all nodes on small clusters); `offset` moves past the nodes examined. Fills `out`.
+/// passed (all nodes on small clusters); `offset` moves past the nodes examined. Fills `out`;
+/// under soft node sharding the in-shard nodes come first.
 pub fn preempt_nodes<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskIdx, offset: &mut usize, out: &mut Vec<NodeIdx>) {
     out.clear();
     let nn = s.nodes.len;
@@ -107,6 +108,11 @@ pub fn preempt_nodes<'a>(s: &State<'a>, p: &Plugins<'a>, ctx: &PodCtx, t: TaskId
         }
     }
     *offset = (*offset + examined) % nn;
+    // Soft node sharding: in-shard nodes first, each part in predicate order (Volcano
+    // `GetPredicatedNodeByShard`, which preempt tries group by group and reclaim flattens).
+    if s.options().sharding_mode == crate::model::ShardingMode::Soft {
+        out.sort_by_key(|&n| !s.in_shard(n));
+    }
 }
 
 /// Volcano `util.ValidateVictims` (since volcano-sh/volcano#2775): the preemptor's request fits

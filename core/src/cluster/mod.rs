@@ -119,6 +119,12 @@ pub enum Delta {
     HyperNode(HyperNodeSpec),
     /// A HyperNode was deleted (by name).
     HyperNodeDeleted(String),
+    /// A NodeShard (`shard.volcano.sh/v1alpha1`) was added or changed (resolved into the
+    /// session's per-node shard column, [`Cluster::shard_bits`]). Appended after every older
+    /// variant so recordings made before node sharding still decode.
+    NodeShard(NodeShardSpec),
+    /// A NodeShard was deleted (by name).
+    NodeShardDeleted(String),
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -271,6 +277,23 @@ pub struct Cluster {
     volumes: volumes::VolumeStore,
     /// HyperNodes by name; sessions that schedule topology jobs resolve them.
     hyper_nodes: BTreeMap<String, HyperNodeSpec>,
+    /// NodeShards by name.
+    node_shards: BTreeMap<String, NodeShardSpec>,
+    /// The shard membership by node slot, resolved for one shard name once per change of the
+    /// NodeShards or of the node set ([`Cluster::shard_bits`]); emptied by such a change.
+    shard_memo: std::sync::OnceLock<ShardBits>,
+}
+
+/// One shard's membership resolved over the node slots ([`Cluster::shard_bits`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShardBits {
+    /// The shard (`--scheduler-sharding-name`).
+    pub name: String,
+    /// Whether a NodeShard of that name exists (without one no node is in the shard).
+    pub found: bool,
+    /// By node slot ([`NodeId`]): whether the node is in the shard now (its `nodesDesired`,
+    /// minus the nodes other shards have in use).
+    pub by_slot: Vec<bool>,
 }
 
 /// Whether a label selector requirement is one Kubernetes' `LabelSelectorAsSelector` accepts:
@@ -388,6 +411,7 @@ impl Cluster {
                         let name = rec.spec.name.clone();
                         let id = slot(&mut self.nodes, &mut self.free_nodes, rec);
                         self.node_index.insert(name, NodeId(id));
+                        self.shard_memo = Default::default();
                         self.note(|c| c.global = true);
                     }
                 }
@@ -396,6 +420,7 @@ impl Cluster {
                 if let Some(id) = self.node_index.remove(&name) {
                     self.nodes[id.0 as usize] = None;
                     self.free_nodes.push(id.0);
+                    self.shard_memo = Default::default();
                     self.note(|c| c.global = true);
                 }
             }
@@ -568,6 +593,24 @@ impl Cluster {
             Delta::HyperNodeDeleted(name) => {
                 self.hyper_nodes.remove(&name);
             }
+            // Resolved into the shard column of the next session ([`Cluster::shard_bits`]).
+            Delta::NodeShard(s) => {
+                if let Some(i) = s.nodes_desired.iter().position(String::is_empty) {
+                    return Err(ClusterError::Invalid {
+                        kind: "NodeShard",
+                        name: s.name.clone(),
+                        field: "spec.nodesDesired",
+                        message: format!("entry {i} is an empty node name"),
+                    });
+                }
+                self.node_shards.insert(s.name.clone(), s);
+                self.shard_memo = Default::default();
+            }
+            Delta::NodeShardDeleted(name) => {
+                if self.node_shards.remove(&name).is_some() {
+                    self.shard_memo = Default::default();
+                }
+            }
         }
         Ok(())
     }
@@ -635,6 +678,55 @@ impl Cluster {
     /// HyperNodes in name order.
     pub fn hyper_nodes(&self) -> impl Iterator<Item = &HyperNodeSpec> + '_ {
         self.hyper_nodes.values()
+    }
+
+    /// NodeShards in name order.
+    pub fn node_shards(&self) -> impl Iterator<Item = &NodeShardSpec> + Clone + '_ {
+        self.node_shards.values()
+    }
+
+    /// The membership of shard `name` by node slot: resolved once after each change of the
+    /// NodeShards or of the node set and kept for the sessions that follow (a session copies
+    /// it into its node column, no name lookup per node or per pod). A name other than the
+    /// kept one is resolved without being kept.
+    pub fn shard_bits(&self, name: &str) -> std::borrow::Cow<'_, ShardBits> {
+        let resolve = || {
+            let set = crate::model::nodes_in_shard(self.node_shards.values(), name);
+            let mut by_slot = vec![false; self.nodes.len()];
+            if let Some(set) = &set {
+                for n in set {
+                    if let Some(id) = self.node_index.get(*n) {
+                        by_slot[id.0 as usize] = true;
+                    }
+                }
+            }
+            ShardBits { name: name.to_string(), found: set.is_some(), by_slot }
+        };
+        let kept = self.shard_memo.get_or_init(resolve);
+        if kept.name == name {
+            std::borrow::Cow::Borrowed(kept)
+        } else {
+            std::borrow::Cow::Owned(resolve())
+        }
+    }
+
+    /// What is wrong with the NodeShard of shard `name` for a scheduler that uses it, each
+    /// message naming the object and field: no NodeShard of that name (then no node is in the
+    /// shard: hard sharding places nothing, soft sharding treats every node as another
+    /// shard's), or `spec.nodesDesired` entries naming nodes the cluster does not have (they
+    /// are ignored until such a node appears). Empty when all is well.
+    pub fn shard_problems(&self, name: &str) -> Vec<String> {
+        let Some(s) = self.node_shards.get(name) else {
+            return vec![format!(
+                "NodeShard {name}: not found (--scheduler-sharding-name {name}): no node is in this scheduler's shard"
+            )];
+        };
+        let unknown: Vec<&str> =
+            s.nodes_desired.iter().filter(|n| !self.node_index.contains_key(*n)).map(String::as_str).collect();
+        if unknown.is_empty() {
+            return Vec::new();
+        }
+        vec![format!("NodeShard {name}: field spec.nodesDesired: unknown node(s) {}, ignored", unknown.join(", "))]
     }
 
     /// PriorityClasses in name order.

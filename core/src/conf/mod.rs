@@ -143,6 +143,22 @@ pub struct SchedulerOptions {
     /// [`crate::select::class_cache::CLASS_MEMORY_BYTES`] holds). Bounds the classes' memory;
     /// decisions are the same for any value.
     pub class_limit: Option<usize>,
+    /// `--scheduler-sharding-mode` (`none`): whether and how the scheduler keeps to the nodes of
+    /// its NodeShard ([`crate::model::ShardingMode`]). Absent from confs recorded before node
+    /// sharding: `none`.
+    #[serde(default)]
+    pub sharding_mode: crate::model::ShardingMode,
+    /// `--scheduler-sharding-name` (`volcano`): the NodeShard whose nodes this scheduler uses
+    /// when `sharding_mode` is not `none`.
+    #[serde(default = "default_shard_name")]
+    pub sharding_name: String,
+}
+
+/// Volcano's default `--scheduler-sharding-name`.
+pub const DEFAULT_SHARD_NAME: &str = "volcano";
+
+fn default_shard_name() -> String {
+    DEFAULT_SHARD_NAME.to_string()
 }
 
 impl Default for SchedulerOptions {
@@ -154,6 +170,8 @@ impl Default for SchedulerOptions {
             default_queue: "default".into(),
             class_cache: true,
             class_limit: None,
+            sharding_mode: crate::model::ShardingMode::None,
+            sharding_name: default_shard_name(),
         }
     }
 }

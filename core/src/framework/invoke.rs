@@ -171,6 +171,7 @@ impl<'a> Plugins<'a> {
     /// Predicate: AND, first error.
     #[inline]
     pub fn predicate(&self, s: &State<'a>, ctx: &PodCtx, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        s.shard_predicate(n)?;
         for p in self.each(Fn::Predicate) {
             p.predicate(s, ctx, t, n)?;
         }
@@ -179,6 +180,7 @@ impl<'a> Plugins<'a> {
 
     /// The static part of [`Plugins::predicate`] ([`Plugin::predicate_static`]), ANDed.
     pub fn predicate_static(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        s.shard_predicate(n)?;
         for p in self.each(Fn::Predicate) {
             p.predicate_static(s, t, n)?;
         }
@@ -188,6 +190,7 @@ impl<'a> Plugins<'a> {
     /// [`Plugins::predicate_static`] without the plugins' class masks
     /// ([`Plugin::predicate_static_unmasked`]), ANDed.
     pub fn predicate_static_unmasked(&self, s: &State<'a>, t: TaskIdx, n: NodeIdx) -> Result<(), Reason> {
+        s.shard_predicate(n)?;
         for p in self.each(Fn::Predicate) {
             p.predicate_static_unmasked(s, t, n)?;
         }

@@ -1,6 +1,6 @@
 //! Plain input types the runtime builds from Kubernetes objects (`runtime/src/convert`): nodes,
 //! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas, storage objects
-//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes and GPU share devices. Owned
+//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes, NodeShards and GPU share devices. Owned
 //! strings, no Kubernetes types; the [`crate::cluster::Cluster`] interns them. Field names follow the Kubernetes and Volcano APIs.
 
 mod affinity;
@@ -9,6 +9,7 @@ mod disruption;
 mod hypernode;
 mod objects;
 mod quota;
+mod shard;
 mod volume;
 
 pub use affinity::*;
@@ -17,4 +18,5 @@ pub use disruption::*;
 pub use hypernode::*;
 pub use objects::*;
 pub use quota::*;
+pub use shard::*;
 pub use volume::*;

@@ -225,14 +225,18 @@ fn leaf<'a>(
     (r, score)
 }
 
-/// The tree key of a feasible node: tier (2 = fits idle, 1 = fits only FutureIdle) above the
-/// score's bits mapped so that integer order is float order (−0.0 is taken as 0.0, which float
-/// comparison equals). Key 0 is an infeasible node. Within the top tier, equal keys are exactly
-/// the scores the plain scan's `==` calls ties.
-fn key(idle: bool, score: f64) -> u128 {
+/// The tree key of a feasible node: its gradient ([`State::gradient`]: 2 = fits idle, 1 = fits
+/// only FutureIdle; under soft node sharding 4..1 with in-shard nodes above the others) above
+/// the score's bits mapped so that integer order is float order (−0.0 is taken as 0.0, which
+/// float comparison equals). Key 0 is an infeasible node (or one of gradient 0). Within the top
+/// gradient, equal keys are exactly the scores the plain scan's `==` calls ties.
+fn key(gradient: u8, score: f64) -> u128 {
+    if gradient == 0 {
+        return 0;
+    }
     let bits = if score == 0.0 { 0.0f64.to_bits() } else { score.to_bits() };
     let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
-    (if idle { 2u128 } else { 1 }) << 64 | ordered as u128
+    (gradient as u128) << 64 | ordered as u128
 }
 
 /// Into `w`, in scan order (from `start` to the last node, then from node 0): the nodes a
@@ -359,7 +363,7 @@ impl Class {
                 self.poisoned = true;
                 0
             }
-            None => key(s.fits_idle(s.tasks.req(t, s.dims), NodeIdx(n as u32)), score),
+            None => key(s.gradient(s.tasks.req(t, s.dims), NodeIdx(n as u32)), score),
         };
         if raw {
             self.tree.set_raw(n, k);

@@ -76,6 +76,11 @@ pub(crate) fn check<'a>(
     resources: bool,
     order: &[usize],
 ) -> Option<Reason> {
+    // Volcano checks the shard before the predicate function, whose first check is allocate's
+    // resource fit.
+    if let Err(r) = s.shard_predicate(n) {
+        return Some(r);
+    }
     if resources {
         if let Some(d) = s.first_insufficient(s.tasks.req(t, s.dims), n, order) {
             return Some(Reason::Insufficient(d as u16));
@@ -161,6 +166,26 @@ pub fn predicate_nodes(
     }
     scan.advance(processed);
     fe
+}
+
+/// Into `group` (cleared first): the feasible nodes of the best non-empty candidate list of
+/// Volcano allocate's `prioritizeNodes`, in `feasible`'s order: the nodes of the highest
+/// [`State::gradient`] (those that fit idle resources, else those that fit FutureIdle; under
+/// soft node sharding in-shard nodes before the others of each). Empty when no node fits
+/// FutureIdle.
+pub fn candidate_group(s: &State<'_>, req: &[i64], feasible: &[NodeIdx], group: &mut Vec<NodeIdx>) {
+    group.clear();
+    let mut best = 0u8;
+    for &n in feasible {
+        let g = s.gradient(req, n);
+        if g > best {
+            best = g;
+            group.clear();
+        }
+        if g == best && g > 0 {
+            group.push(n);
+        }
+    }
 }
 
 /// Chooses among `nodes` (non-empty): the only one, else the best total score, ties broken by

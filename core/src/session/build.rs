@@ -22,6 +22,16 @@ fn task_records<'a>(arena: &'a Bump, cluster: &'a Cluster, l: &Layout) -> &'a [&
     recs
 }
 
+/// The session's shard column ([`NodeTable::in_shard`]): empty without sharding, else the
+/// cluster's resolved membership copied by node row.
+fn shard_column<'a>(arena: &'a Bump, cluster: &Cluster, conf: &SchedulerConf, ids: &[crate::cluster::NodeId]) -> &'a [bool] {
+    if conf.options.sharding_mode == crate::model::ShardingMode::None {
+        return &[];
+    }
+    let bits = cluster.shard_bits(&conf.options.sharding_name);
+    arena.alloc_slice_fill_iter(ids.iter().map(|id| bits.by_slot.get(id.0 as usize).copied().unwrap_or(false)))
+}
+
 /// Builds the session state from layout `l`; `kept` is the same layout when the cluster copy
 /// keeps it (then the columns a session never changes are borrowed from it, not copied).
 pub(super) fn build<'a>(
@@ -53,6 +63,7 @@ pub(super) fn build<'a>(
         releasing: arena.alloc_slice_fill_copy(dims * nn, 0),
         pipelined: arena.alloc_slice_fill_copy(dims * nn, 0),
         head: arena.alloc_slice_fill_copy(nn, NONE),
+        in_shard: shard_column(arena, cluster, conf, &l.node_ids),
     };
     let queue_recs: Vec<_> = l.queues.iter().map(|q| cluster.queue(q).expect("layout queue exists")).collect();
     let queues = QueueTable {

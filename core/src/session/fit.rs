@@ -56,6 +56,9 @@ pub enum Reason {
     /// `GpuShare cards of node <name> not used: a pod on it has a malformed
     /// volcano.sh/gpu-index` (Basalt: card usage there is unknown, so no card is given out).
     GpuCardsUnknown(Sym),
+    /// `node isn't in scheduler node shard` (hard node sharding: the node is not in this
+    /// scheduler's NodeShard).
+    NotInShard,
 }
 
 impl Reason {
@@ -74,6 +77,7 @@ impl Reason {
                 | Reason::VolumeNodeConflict
                 | Reason::VolumeBindConflict
                 | Reason::VolumeZoneConflict
+                | Reason::NotInShard
         )
     }
 
@@ -101,6 +105,7 @@ impl Reason {
             Reason::VolumeRwoInUse => "node(s) unavailable: a ReadWriteOnce claim of the pod is in use on another node".into(),
             Reason::GpuShareMemory(n) => format!("GpuShare no enough gpu memory on node {}", c.names.resolve(n)),
             Reason::GpuNumber(n) => format!("GpuNumber no enough gpu number on node {}", c.names.resolve(n)),
+            Reason::NotInShard => "node isn't in scheduler node shard".into(),
             Reason::GpuCardsUnknown(n) => format!(
                 "GpuShare cards of node {} not used: a pod on it has a malformed volcano.sh/gpu-index",
                 c.names.resolve(n)

@@ -113,6 +113,43 @@ impl<'a> State<'a> {
         table[d * self.nodes.len + n.ix()]
     }
 
+    /// Whether node `n` is in this scheduler's shard (Volcano `ssn.NodesInShard.Has`); true for
+    /// every node when `--scheduler-sharding-mode` is `none`.
+    #[inline]
+    pub fn in_shard(&self, n: NodeIdx) -> bool {
+        self.nodes.in_shard.get(n.ix()).copied().unwrap_or(true)
+    }
+
+    /// Hard sharding's predicate (Volcano `PredicateHelper.PredicateNodes`, before every other
+    /// predicate): a node outside the shard is not a candidate.
+    #[inline]
+    pub fn shard_predicate(&self, n: NodeIdx) -> Result<(), fit::Reason> {
+        if self.options().sharding_mode == crate::model::ShardingMode::Hard && !self.in_shard(n) {
+            return Err(fit::Reason::NotInShard);
+        }
+        Ok(())
+    }
+
+    /// Volcano allocate's node gradient for a task needing `req` on node `n` (higher is tried
+    /// first): 2 when `req` fits idle resources, 1 when it fits only FutureIdle, 0 otherwise.
+    /// Under soft sharding in-shard nodes come before the others of the same kind: 4 idle in
+    /// shard, 3 idle elsewhere, 2 FutureIdle in shard, 1 FutureIdle elsewhere
+    /// (`prioritizeNodes`'s four candidate lists).
+    #[inline]
+    pub fn gradient(&self, req: &[i64], n: NodeIdx) -> u8 {
+        let g = if self.fits_idle(req, n) {
+            2
+        } else if self.fits_future_idle(req, n) {
+            1
+        } else {
+            return 0;
+        };
+        if self.options().sharding_mode != crate::model::ShardingMode::Soft {
+            return g;
+        }
+        2 * g - u8::from(!self.in_shard(n))
+    }
+
     /// Whether `req ≤ idle(n)` in every dimension (Volcano `LessEqual(Idle, Zero)`).
     #[inline]
     pub fn fits_idle(&self, req: &[i64], n: NodeIdx) -> bool {

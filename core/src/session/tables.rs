@@ -140,6 +140,10 @@ pub struct NodeTable<'a> {
     pub(in crate::session) pipelined: &'a mut [i64],
     /// First task on the node (intrusive list through [`TaskTable::next_on_node`]).
     pub(in crate::session) head: &'a mut [u32],
+    /// Whether the node is in this scheduler's shard (Volcano `ssn.NodesInShard`), copied from
+    /// [`crate::cluster::Cluster::shard_bits`]; empty when `--scheduler-sharding-mode` is
+    /// `none` (read it through [`crate::session::State::in_shard`]).
+    pub in_shard: &'a [bool],
 }
 
 /// Tasks (pods) of the session: every pod of every job, then pods without a job that use node

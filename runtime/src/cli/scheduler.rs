@@ -9,6 +9,7 @@
 use crate::convert::duration::parse_go_duration;
 use crate::live::options::SchedulerOptions;
 use crate::live::runner;
+use basalt_core::model::ShardingMode;
 use clap::{ArgAction, Args};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -189,12 +190,15 @@ pub struct SchedulerArgs {
     /// Accepted for compatibility; not acted on.
     #[arg(long, value_name = "N", hide = true)]
     pub gate_removal_worker_num: Option<u32>,
-    /// Accepted for compatibility; only `none` is supported.
-    #[arg(long, value_name = "MODE", hide = true)]
-    pub scheduler_sharding_mode: Option<String>,
-    /// Accepted for compatibility; not acted on.
-    #[arg(long, value_name = "NAME", hide = true)]
-    pub scheduler_sharding_name: Option<String>,
+    /// Node sharding (Volcano's flag): `none`, or `hard` (only the nodes of the NodeShard named
+    /// by --scheduler-sharding-name are candidates) or `soft` (they are preferred; other nodes
+    /// take what they cannot). Another value exits with code 2.
+    #[arg(long, value_name = "MODE", default_value = "none")]
+    pub scheduler_sharding_mode: String,
+    /// The NodeShard (`shard.volcano.sh/v1alpha1`) this scheduler uses with
+    /// --scheduler-sharding-mode hard or soft; it writes that NodeShard's status.
+    #[arg(long, value_name = "NAME", default_value = basalt_core::conf::DEFAULT_SHARD_NAME)]
+    pub scheduler_sharding_name: String,
     /// Accepted for compatibility; not acted on.
     #[arg(long, value_name = "FILE", hide = true)]
     pub ca_cert_file: Option<String>,
@@ -227,8 +231,6 @@ impl SchedulerArgs {
         note(self.enable_pprof == Some(true), "--enable-pprof");
         note(self.feature_gates.is_some(), "--feature-gates");
         note(self.gate_removal_worker_num.is_some(), "--gate-removal-worker-num");
-        note(self.scheduler_sharding_mode.as_deref().is_some_and(|m| m != "none"), "--scheduler-sharding-mode");
-        note(self.scheduler_sharding_name.is_some(), "--scheduler-sharding-name");
         note(
             self.ca_cert_file.is_some() || self.tls_cert_file.is_some() || self.tls_private_key_file.is_some(),
             "--*-file (TLS)",
@@ -300,6 +302,9 @@ impl SchedulerArgs {
             record: self.record.clone(),
             record_segment_bytes: self.record_segment_bytes,
             record_max_bytes: self.record_max_bytes,
+            // `run` refuses a bad mode before building the options.
+            sharding_mode: ShardingMode::parse(&self.scheduler_sharding_mode).unwrap_or_default(),
+            sharding_name: self.scheduler_sharding_name.clone(),
         }
     }
 
@@ -319,6 +324,10 @@ impl SchedulerArgs {
 pub fn run(args: &SchedulerArgs) -> u8 {
     for f in args.ignored_flags() {
         tracing::warn!("flag {f} is accepted for compatibility with vc-scheduler and has no effect in Basalt");
+    }
+    if let Err(e) = ShardingMode::parse(&args.scheduler_sharding_mode) {
+        eprintln!("error: {e}");
+        return runner::EXIT_BAD_INPUT;
     }
     let node_selector = match args.node_selector_pairs() {
         Ok(s) => s,

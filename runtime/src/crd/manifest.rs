@@ -3,7 +3,7 @@
 //! (rerun it with `BASALT_WRITE_CRDS=1` to rewrite them).
 //!
 //! Only the CRDs whose schema is derived from Rust types are generated (Job, CronJob, Command,
-//! HyperNode); the PodGroup and Queue manifests are written by hand with comments and kept in
+//! HyperNode, NodeShard); the PodGroup and Queue manifests are written by hand with comments and kept in
 //! step by their round-trip tests.
 
 use super::{command_crd, CronJob, Job};
@@ -83,6 +83,16 @@ const HEADER_HYPERNODE: &str = "\
 #   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
 ";
 
+const HEADER_NODESHARD: &str = "\
+# Volcano NodeShard (shard.volcano.sh/v1alpha1, cluster-scoped): the nodes one scheduler of a
+# sharded cluster uses. Volcano's sharding controller (not in `basalt controller` yet) or an
+# operator writes spec.nodesDesired; `basalt scheduler --scheduler-sharding-mode hard|soft
+# --scheduler-sharding-name <name>` reads the NodeShard <name> and writes its status.
+#
+# GENERATED from runtime/src/crd/nodeshard.rs by runtime/src/crd/manifest.rs: do not edit; run
+#   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
+";
+
 const HEADER_CRONJOB: &str = "\
 # Volcano CronJob (batch.volcano.sh/v1alpha1): a Volcano Job made from spec.jobTemplate on a cron
 # schedule. Same group, version, kind, plural and scope as Volcano's CRD, so existing manifests
@@ -115,6 +125,7 @@ pub fn generated() -> Result<Vec<(&'static str, String)>, String> {
         ("batch.volcano.sh_cronjobs.yaml", render(HEADER_CRONJOB, &cron_job_crd())?),
         ("bus.volcano.sh_commands.yaml", render(HEADER_COMMAND, &command_crd())?),
         ("topology.volcano.sh_hypernodes.yaml", render(HEADER_HYPERNODE, &super::hyper_node_crd())?),
+        ("shard.volcano.sh_nodeshards.yaml", render(HEADER_NODESHARD, &super::node_shard_crd())?),
     ])
 }
 

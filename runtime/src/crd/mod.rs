@@ -1,7 +1,8 @@
 //! Volcano's custom resources as typed `kube` objects: `scheduling.volcano.sh/v1beta1`
 //! [`PodGroup`] (namespaced, short name `pg`) and [`Queue`] (cluster-scoped, short name `q`,
 //! status subresource), `batch.volcano.sh/v1alpha1` [`Job`] (vcjob) and
-//! `batch.volcano.sh/v1alpha1` [`CronJob`], `bus.volcano.sh/v1alpha1` [`Command`].
+//! `batch.volcano.sh/v1alpha1` [`CronJob`], `bus.volcano.sh/v1alpha1` [`Command`], `topology.volcano.sh/v1alpha1` [`HyperNode`],
+//! `shard.volcano.sh/v1alpha1` [`NodeShard`].
 //!
 //! Field names are Volcano's exactly (camelCase on the wire); every field is optional so
 //! hand-written YAML parses, and defaults are applied by [`crate::convert`], not here. Parts
@@ -13,6 +14,7 @@ mod cronjob;
 mod hypernode;
 mod job;
 pub mod manifest;
+mod nodeshard;
 mod podgroup;
 mod queue;
 mod schema;
@@ -22,6 +24,7 @@ pub use cronjob::{CronJob, CronJobSpec, CronJobStatus, JobTemplateSpec};
 pub use job::{DependsOn, Job, JobCondition, JobSpec, JobState, JobStatus, LifecyclePolicy, TaskSpec, TaskState, VolumeSpec};
 
 pub use hypernode::{hyper_node_crd, HyperNode, HyperNodeSpec, HyperNodeStatus, MemberSpec};
+pub use nodeshard::{node_shard_crd, NodeShard, NodeShardSpec, NodeShardStatus};
 pub use podgroup::{pod_group_crd, PodGroup, PodGroupCondition, PodGroupSpec, PodGroupStatus};
 pub use queue::{ExtendCluster, Guarantee, Queue, QueueSpec, QueueStatus, Reservation};
 

@@ -134,6 +134,10 @@ pub struct Scheduler {
     recorder: Option<Box<dyn CycleRecorder>>,
     /// The network topology's problems as last found (see [`Scheduler::check_topology`]).
     pub topology_issues: Vec<String>,
+    /// The NodeShard's problems as last found (see [`Scheduler::check_shard`]).
+    pub shard_issues: Vec<String>,
+    /// The NodeShard status last written (`nodesInUse`, `nodesToAdd`, `nodesToRemove`).
+    shard_status: Option<[Vec<String>; 3]>,
 }
 
 impl Scheduler {
@@ -159,6 +163,8 @@ impl Scheduler {
             write_failures: 0,
             recorder: None,
             topology_issues: Vec::new(),
+            shard_issues: Vec::new(),
+            shard_status: None,
         }
     }
 
@@ -267,6 +273,10 @@ impl Scheduler {
                 if r.kind == "queue_status" {
                     self.queues_written.remove(&r.object);
                 }
+                if r.kind == "nodeshard_status" {
+                    // Written again at the next cycle.
+                    self.shard_status = None;
+                }
                 tracing::warn!(kind = r.kind, object = %r.object, "status write failed: {e}");
             }
         }
@@ -283,6 +293,7 @@ impl Scheduler {
         };
         self.cycles += 1;
         self.check_topology();
+        self.check_shard(conf, out);
         self.mirror.cluster.prepare(&conf.options.default_queue);
         let mut summary = CycleSummary::default();
         self.arena.reset();
@@ -345,6 +356,44 @@ impl Scheduler {
             tracing::info!("network topology: the HyperNode tree and topology PodGroups are valid again");
         }
         self.topology_issues = now;
+    }
+
+    /// Node sharding's per-change work (nothing without `--scheduler-sharding-mode`, and
+    /// nothing when neither the NodeShards nor the node set changed and the last status write
+    /// did not fail): logs each new problem of
+    /// this scheduler's NodeShard once, as a warning naming object and field
+    /// ([`basalt_core::Cluster::shard_problems`]: no NodeShard of that name, unknown nodes in
+    /// `spec.nodesDesired`), and writes the shard's status when it differs from the last one
+    /// written (Volcano `RefreshNodeShards` → `UpdateNodeShardStatus`): `nodesInUse` = its
+    /// `nodesDesired` minus the nodes other shards have in use, `nodesToAdd` = desired but not
+    /// in use, `nodesToRemove` = in use but not desired. The membership itself applies to the
+    /// session opened right after, whatever the status write does.
+    pub fn check_shard(&mut self, conf: &SchedulerConf, out: &dyn Outputs) {
+        let o = &conf.options;
+        let changed = self.mirror.take_shard_changed();
+        if o.sharding_mode == basalt_core::model::ShardingMode::None || !changed && self.shard_status.is_some() {
+            return;
+        }
+        let c = &self.mirror.cluster;
+        let now = c.shard_problems(&o.sharding_name);
+        for p in now.iter().filter(|p| !self.shard_issues.contains(p)) {
+            tracing::warn!("node sharding: {p}");
+        }
+        if now.is_empty() && !self.shard_issues.is_empty() {
+            tracing::info!("node sharding: NodeShard {} is valid again", o.sharding_name);
+        }
+        self.shard_issues = now;
+        let Some(spec) = c.node_shards().find(|s| s.name == o.sharding_name) else { return };
+        let in_use = basalt_core::model::nodes_in_shard(c.node_shards(), &o.sharding_name).unwrap_or_default();
+        let desired: std::collections::BTreeSet<&str> = spec.nodes_desired.iter().map(String::as_str).collect();
+        let list = |it: &mut dyn Iterator<Item = &&str>| it.map(|s| s.to_string()).collect::<Vec<String>>();
+        let status = [list(&mut in_use.iter()), list(&mut desired.difference(&in_use)), list(&mut in_use.difference(&desired))];
+        if self.shard_status.as_ref() == Some(&status) {
+            return;
+        }
+        let [nodes_in_use, nodes_to_add, nodes_to_remove] = status.clone();
+        out.write(Write::NodeShardStatus { name: o.sharding_name.clone(), nodes_in_use, nodes_to_add, nodes_to_remove });
+        self.shard_status = Some(status);
     }
 
     /// Turns one cycle's decisions into API work on `out` and counts it in `summary` (the

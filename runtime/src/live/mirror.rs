@@ -16,8 +16,8 @@
 
 use crate::convert::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 use crate::convert::{
-    convert_hyper_node, convert_node, convert_pod, convert_pod_disruption_budget, convert_pod_group, convert_priority_class,
-    convert_queue, convert_resource_quota,
+    convert_hyper_node, convert_node, convert_node_shard, convert_pod, convert_pod_disruption_budget, convert_pod_group,
+    convert_priority_class, convert_queue, convert_resource_quota,
 };
 use crate::crd;
 use basalt_core::cluster::{Cluster, Delta, NodeId, PodId};
@@ -60,11 +60,14 @@ pub enum Kind {
     CsiNode,
     /// `topology.volcano.sh/v1alpha1` HyperNode (network topology).
     HyperNode,
+    /// `shard.volcano.sh/v1alpha1` NodeShard (node sharding; watched only when
+    /// `--scheduler-sharding-mode` is not `none`).
+    NodeShard,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Node,
         Kind::Pod,
         Kind::PodGroup,
@@ -77,6 +80,7 @@ impl Kind {
         Kind::StorageClass,
         Kind::CsiNode,
         Kind::HyperNode,
+        Kind::NodeShard,
     ];
 
     fn ix(self) -> usize {
@@ -98,6 +102,7 @@ impl Kind {
             Kind::StorageClass => "StorageClass",
             Kind::CsiNode => "CSINode",
             Kind::HyperNode => "HyperNode",
+            Kind::NodeShard => "NodeShard",
         }
     }
 }
@@ -130,6 +135,8 @@ pub enum Object {
     CsiNode(Box<CSINode>),
     /// A HyperNode.
     HyperNode(Box<crd::HyperNode>),
+    /// A NodeShard.
+    NodeShard(Box<crd::NodeShard>),
 }
 
 impl Object {
@@ -148,6 +155,7 @@ impl Object {
             Object::StorageClass(_) => Kind::StorageClass,
             Object::CsiNode(_) => Kind::CsiNode,
             Object::HyperNode(_) => Kind::HyperNode,
+            Object::NodeShard(_) => Kind::NodeShard,
         }
     }
 
@@ -167,6 +175,7 @@ impl Object {
             Object::StorageClass(o) => (String::new(), o.name_any()),
             Object::CsiNode(o) => (String::new(), o.name_any()),
             Object::HyperNode(o) => (String::new(), o.name_any()),
+            Object::NodeShard(o) => (String::new(), o.name_any()),
         }
     }
 }
@@ -265,6 +274,11 @@ pub struct Mirror {
     storage: HashSet<(Kind, Key)>,
     /// HyperNodes stored, by name.
     hyper_nodes: HashSet<String>,
+    /// NodeShards stored, by name.
+    node_shards: HashSet<String>,
+    /// Whether what node sharding is resolved from (NodeShards, the node set) changed since
+    /// [`Mirror::take_shard_changed`].
+    shard_changed: bool,
     /// Whether what the network topology is resolved from (HyperNodes, the node set or node
     /// labels, PodGroups' `networkTopology`) changed since [`Mirror::take_topology_changed`].
     topology_changed: bool,
@@ -298,6 +312,8 @@ impl Mirror {
             quotas: HashSet::new(),
             storage: HashSet::new(),
             hyper_nodes: HashSet::new(),
+            node_shards: HashSet::new(),
+            shard_changed: true,
             topology_changed: false,
             relist: Default::default(),
             synced: [false; Kind::ALL.len()],
@@ -342,6 +358,12 @@ impl Mirror {
     /// topology PodGroups) changed since the last call; clears the flag.
     pub fn take_topology_changed(&mut self) -> bool {
         std::mem::take(&mut self.topology_changed)
+    }
+
+    /// Whether the NodeShards or the node set changed since the last call (true before the
+    /// first call); clears the flag.
+    pub fn take_shard_changed(&mut self) -> bool {
+        std::mem::take(&mut self.shard_changed)
     }
 
     /// Whether every kind has completed its first list.
@@ -419,6 +441,7 @@ impl Mirror {
                 self.storage.iter().filter(|(k, _)| *k == kind).map(|(_, key)| key.clone()).collect()
             }
             Kind::HyperNode => self.hyper_nodes.iter().map(|n| (String::new(), n.clone())).collect(),
+            Kind::NodeShard => self.node_shards.iter().map(|n| (String::new(), n.clone())).collect(),
         }
     }
 
@@ -427,6 +450,7 @@ impl Mirror {
         let delta = match kind {
             Kind::Node => self.nodes.remove(&key.1).then(|| Delta::NodeDeleted(key.1.clone())),
             Kind::HyperNode => self.hyper_nodes.remove(&key.1).then(|| Delta::HyperNodeDeleted(key.1.clone())),
+            Kind::NodeShard => self.node_shards.remove(&key.1).then(|| Delta::NodeShardDeleted(key.1.clone())),
             Kind::Pod => {
                 self.assumed.remove(key);
                 self.pods.remove(key).map(|_| Delta::PodDeleted { namespace: key.0.clone(), name: key.1.clone() })
@@ -459,6 +483,7 @@ impl Mirror {
                 if matches!(kind, Kind::Node | Kind::HyperNode | Kind::PodGroup) {
                     self.topology_changed = true;
                 }
+                self.shard_changed |= matches!(kind, Kind::Node | Kind::NodeShard);
                 // Deletes of stored objects cannot be refused.
                 let _ = self.put(d);
                 Applied::Removed
@@ -507,7 +532,7 @@ impl Mirror {
                 if let Err(a) = self.store(kind, &key, Delta::Node(spec)) {
                     return a;
                 }
-                self.nodes.insert(key.1);
+                self.shard_changed |= self.nodes.insert(key.1);
                 Applied::Stored
             }
             Object::Pod(p) => self.apply_pod(&p, key),
@@ -602,6 +627,18 @@ impl Mirror {
                 }
                 self.hyper_nodes.insert(key.1);
                 self.topology_changed = true;
+                Applied::Stored
+            }
+            Object::NodeShard(o) => {
+                let spec = match convert_node_shard(&o) {
+                    Ok(s) => s,
+                    Err(e) => return self.refuse(kind, &key, e.to_string()),
+                };
+                if let Err(a) = self.store(kind, &key, Delta::NodeShard(spec)) {
+                    return a;
+                }
+                self.node_shards.insert(key.1);
+                self.shard_changed = true;
                 Applied::Stored
             }
         }

@@ -75,4 +75,8 @@ pub struct SchedulerOptions {
     pub record_segment_bytes: u64,
     /// `--record-max-bytes`.
     pub record_max_bytes: u64,
+    /// `--scheduler-sharding-mode` (`none`, `hard`, `soft`).
+    pub sharding_mode: basalt_core::model::ShardingMode,
+    /// `--scheduler-sharding-name`: the NodeShard this scheduler uses.
+    pub sharding_name: String,
 }

@@ -276,8 +276,13 @@ async fn run_async(args: SchedulerOptions) -> u8 {
     let limiter = Arc::new(RateLimiter::new(args.kube_api_qps, args.kube_api_burst));
     let stats = Arc::new(WatchStats::default());
     let watch_tx = in_tx.clone();
-    let watchers =
-        watch::spawn_all(&client, Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()), stats.clone(), args.watch_timeout);
+    let watchers = watch::spawn_all(
+        &client,
+        Arc::new(move |ev| watch_tx.send(Input::Watch(ev)).is_ok()),
+        stats.clone(),
+        args.watch_timeout,
+        args.sharding_mode != basalt_core::model::ShardingMode::None,
+    );
     let bind_done = in_tx.clone();
     let binds_outstanding = Arc::new(BindsOutstanding::new());
     let outstanding = binds_outstanding.clone();
@@ -524,4 +529,6 @@ pub fn apply_options(c: &mut SchedulerConf, a: &SchedulerOptions) {
     o.minimum_feasible_nodes = a.minimum_feasible_nodes;
     o.minimum_percentage_nodes_to_find = a.minimum_percentage_nodes_to_find;
     o.default_queue = a.default_queue.clone();
+    o.sharding_mode = a.sharding_mode;
+    o.sharding_name = a.sharding_name.clone();
 }

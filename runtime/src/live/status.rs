@@ -101,10 +101,24 @@ pub enum Write {
         /// `status.allocated`.
         allocated: std::collections::BTreeMap<String, String>,
     },
+    /// Set this scheduler's NodeShard status (Volcano `UpdateNodeShardStatus`): the nodes it
+    /// uses now, those desired but still used by another shard, those used but no longer
+    /// desired, and `lastUpdateTime`, as one merge patch of `nodeshards/status`.
+    NodeShardStatus {
+        /// NodeShard name (`--scheduler-sharding-name`).
+        name: String,
+        /// `status.nodesInUse`.
+        nodes_in_use: Vec<String>,
+        /// `status.nodesToAdd`.
+        nodes_to_add: Vec<String>,
+        /// `status.nodesToRemove`.
+        nodes_to_remove: Vec<String>,
+    },
 }
 
 impl Write {
-    /// Metric label of the write (`pod_status`, `event`, `podgroup`, `queue_status`, `evict`).
+    /// Metric label of the write (`pod_status`, `event`, `podgroup`, `queue_status`, `evict`,
+    /// `nodeshard_status`).
     pub fn kind(&self) -> &'static str {
         match self {
             Write::PodCondition { .. } => "pod_status",
@@ -112,6 +126,7 @@ impl Write {
             Write::PodGroup { .. } => "podgroup",
             Write::Evict { .. } => "evict",
             Write::QueueAllocated { .. } => "queue_status",
+            Write::NodeShardStatus { .. } => "nodeshard_status",
         }
     }
 }
@@ -383,6 +398,23 @@ async fn write_queue_allocated(
     Err(last)
 }
 
+/// One merge patch of `nodeshards/status`, retried as a Queue's status is (transient errors,
+/// up to `max_attempts`; none once the server is unreachable: the next change writes again).
+async fn write_node_shard_status(ctx: &Ctx, name: &str, status: &Value) -> Result<Option<DynamicObject>, String> {
+    let api: Api<crd::NodeShard> = Api::all(ctx.client.clone());
+    let mut last = String::new();
+    for _ in 0..ctx.cfg.max_attempts.max(1) {
+        match ctx.call(api.patch_status(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(status))).await {
+            Ok(_) => return Ok(None),
+            Err(e) if not_found(&e) => return Ok(None),
+            Err(e) if unreachable(&e) => return Err(e.to_string()),
+            Err(e) if transient(&e) => last = e.to_string(),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(last)
+}
+
 async fn evict(ctx: &Ctx, ns: &str, name: &str, uid: &str, reason: &str, scheduler: &str) -> Result<(), String> {
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &pod_resource());
     let message = format!("Pod is evicted, because of {reason}");
@@ -440,6 +472,13 @@ async fn perform(shared: &Shared, w: Write) -> WriteResult {
             write_pod_group(ctx, obj).await,
         ),
         Write::QueueAllocated { name, allocated } => (name.clone(), write_queue_allocated(ctx, name, allocated).await),
+        Write::NodeShardStatus { name, nodes_in_use, nodes_to_add, nodes_to_remove } => {
+            let status = serde_json::json!({"status": {
+                "nodesInUse": nodes_in_use, "nodesToAdd": nodes_to_add, "nodesToRemove": nodes_to_remove,
+                "lastUpdateTime": serde_json::to_value(now_time()).unwrap_or(Value::Null),
+            }});
+            (name.clone(), write_node_shard_status(ctx, name, &status).await)
+        }
         Write::Evict { namespace, name, uid, reason, scheduler } => {
             (format!("{namespace}/{name}"), evict(ctx, namespace, name, uid, reason, scheduler).await.map(|()| None))
         }

@@ -1,6 +1,6 @@
 //! Watches (on the generic loop of [`crate::plumbing::watch`]): one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses,
 //! PodDisruptionBudgets, ResourceQuotas, PersistentVolumeClaims, PersistentVolumes,
-//! StorageClasses, CSINodes, HyperNodes), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
+//! StorageClasses, CSINodes, HyperNodes, NodeShards), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
 //! watchers relist on their own after a `410 Gone` or a broken stream (kube-rs `watcher`, with
 //! its default exponential backoff on errors), and a relist arrives as `Init … InitDone`, which
 //! the [`super::mirror::Mirror`] turns into a resync.
@@ -140,6 +140,37 @@ fn spawn_hyper_nodes(client: &Client, send: Sender, stats: Arc<WatchStats>, time
     })
 }
 
+/// The NodeShard watcher. Without node sharding (`--scheduler-sharding-mode none`, Volcano
+/// registers no NodeShard informer then) or on a cluster without the NodeShard CRD it reports
+/// an empty list once and stops; the latter is an error with sharding on (no shard: hard
+/// sharding places nothing).
+fn spawn_node_shards(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration, on: bool) -> JoinHandle<()> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let served = on
+            && match client.list_api_group_resources("shard.volcano.sh/v1alpha1").await {
+                Ok(list) => list.resources.iter().any(|r| r.name == "nodeshards"),
+                Err(kube::Error::Api(e)) if e.code == 404 => false,
+                Err(e) => {
+                    tracing::debug!("shard.volcano.sh/v1alpha1 discovery: {e}; watching NodeShards anyway");
+                    true
+                }
+            };
+        if !served {
+            if on {
+                tracing::error!(
+                    "--scheduler-sharding-mode is set but the server does not serve shard.volcano.sh/v1alpha1 NodeShards (CRD not installed, deploy/crds/shard.volcano.sh_nodeshards.yaml): no node is in this scheduler's shard"
+                );
+            }
+            let _ = send(WatchEvent::Init(Kind::NodeShard)) && send(WatchEvent::InitDone(Kind::NodeShard));
+            return;
+        }
+        let api = Api::<crd::NodeShard>::all(client);
+        let wrap: fn(crd::NodeShard) -> Object = |o| Object::NodeShard(Box::new(o));
+        drive(Kind::NodeShard, plumbing::watch::stream(api, config(timeout)), wrap, send, stats).await
+    })
+}
+
 trait MapEvent<K> {
     fn map(self, f: fn(K) -> Object) -> Event<Object>;
 }
@@ -156,9 +187,16 @@ impl<K> MapEvent<K> for Event<K> {
     }
 }
 
-/// Starts the twelve watchers, each watch request with `timeoutSeconds` = `timeout` (see
-/// [`config`]); each event goes to `send` (returning false stops that watcher).
-pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> Vec<JoinHandle<()>> {
+/// Starts the thirteen watchers, each watch request with `timeoutSeconds` = `timeout` (see
+/// [`config`]); each event goes to `send` (returning false stops that watcher). NodeShards
+/// are watched only with `sharding` on.
+pub fn spawn_all(
+    client: &Client,
+    send: Sender,
+    stats: Arc<WatchStats>,
+    timeout: Duration,
+    sharding: bool,
+) -> Vec<JoinHandle<()>> {
     vec![
         spawn_typed(
             Kind::Node,
@@ -243,6 +281,7 @@ pub fn spawn_all(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout:
             timeout,
         ),
         spawn_pdb(client, send.clone(), stats.clone(), timeout),
-        spawn_hyper_nodes(client, send, stats, timeout),
+        spawn_hyper_nodes(client, send.clone(), stats.clone(), timeout),
+        spawn_node_shards(client, send, stats, timeout, sharding),
     ]
 }

@@ -97,7 +97,7 @@ fn unix_ms() -> u64 {
 }
 
 /// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]): storage objects,
-/// HyperNodes, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
+/// HyperNodes, NodeShards, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
 /// is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
@@ -114,6 +114,7 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(v.claims.values().map(|x| Delta::PersistentVolumeClaim(x.clone())));
     out.extend(v.csi_nodes.values().map(|x| Delta::CsiNode(x.clone())));
     out.extend(c.hyper_nodes().map(|h| Delta::HyperNode(h.clone())));
+    out.extend(c.node_shards().map(|s| Delta::NodeShard(s.clone())));
     out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }

@@ -64,6 +64,7 @@ mod recorder;
 mod reload;
 mod restart;
 mod scheduler;
+mod sharding;
 mod status_writes;
 mod topology;
 mod user_trips;

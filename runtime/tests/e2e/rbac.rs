@@ -36,6 +36,9 @@ const GRANTED_FOR_LATER: &[(&str, &str, &str, &str)] = &[
     ("", "persistentvolumeclaims", "patch", "the volume binder's selected-node annotation (e2e/volumes.rs)"),
     ("", "persistentvolumes", "get", "the volume binder's rollback reads the PV (e2e/volumes.rs)"),
     ("", "persistentvolumes", "patch", "the volume binder writes a static PV's claimRef (e2e/volumes.rs)"),
+    ("shard.volcano.sh", "nodeshards", "list", "node sharding, --scheduler-sharding-mode hard|soft (e2e/sharding.rs)"),
+    ("shard.volcano.sh", "nodeshards", "watch", "node sharding, --scheduler-sharding-mode hard|soft (e2e/sharding.rs)"),
+    ("shard.volcano.sh", "nodeshards/status", "patch", "node sharding writes its NodeShard's status (e2e/sharding.rs)"),
 ];
 
 /// The rules of `deploy/fresh/rbac.yaml`'s ClusterRole `volcano-scheduler`, one grant per

@@ -23,6 +23,11 @@ pub const POOL_LABEL: &str = "basalt.dev/fault-pool";
 /// so tests on the same shared server that are not rigs keep theirs.
 static RIG_NAMESPACES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// Held by every rig on the shared server for its lifetime, so they run one at a time whatever
+/// file they are in: a rig's start [`sweep`]s every `fault-*` pod and the PodGroups of the
+/// other rigs' namespaces, which would delete a concurrent rig's pods and PodGroups.
+static SHARED_RIG: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The server a rig uses: the binary's shared one, or its own.
 pub enum Server {
     /// [`TestApiserver::shared`].
@@ -57,6 +62,8 @@ pub struct Rig {
     pub node_cpu: i64,
     /// Schedulers started, in order.
     pub schedulers: Vec<SchedulerProcess>,
+    /// [`SHARED_RIG`], held while a rig on the shared server lives.
+    _shared: Option<tokio::sync::MutexGuard<'static, ()>>,
 }
 
 /// `cpu` quantity in millicores.
@@ -68,6 +75,10 @@ impl Rig {
     /// Installs `deploy/`'s CRDs and RBAC, creates a namespace and `nodes` nodes
     /// `{name}-{i}` with `cpu` CPUs (and 64Gi, 110 pods) in pool `name`, and starts the proxy.
     pub async fn new(server: Server, name: &str, nodes: usize, cpu: &str) -> support::Result<Rig> {
+        let shared = match &server {
+            Server::Shared(_) => Some(SHARED_RIG.lock().await),
+            Server::Own(_) => None,
+        };
         let admin = server.admin_client().await?;
         install_volcano_crds(&admin).await?;
         sweep(&admin).await?;
@@ -81,7 +92,16 @@ impl Rig {
             .label(POOL_LABEL, name);
         create_nodes(&admin, &node, nodes).await?;
         let proxy = FaultProxy::start(&server).await?;
-        Ok(Rig { server, admin, proxy, ns, name: name.to_string(), node_cpu: milli(cpu), schedulers: Vec::new() })
+        Ok(Rig {
+            server,
+            admin,
+            proxy,
+            ns,
+            name: name.to_string(),
+            node_cpu: milli(cpu),
+            schedulers: Vec::new(),
+            _shared: shared,
+        })
     }
 
     /// Starts `basalt scheduler` through the proxy (scheduler identity), on this rig's node

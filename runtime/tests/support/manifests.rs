@@ -137,11 +137,19 @@ where
     match api.create(&PostParams::default(), obj).await {
         Ok(created) => Ok(created),
         Err(kube::Error::Api(s)) if s.code == 409 => {
+            // Tests on the shared server install the same objects at once: a replace that
+            // loses the race (409 on the resourceVersion) reads the object again and retries.
             let name = obj.meta().name.clone().unwrap_or_default();
-            let current = api.get(&name).await?;
-            let mut next = obj.clone();
-            next.meta_mut().resource_version = current.meta().resource_version.clone();
-            Ok(api.replace(&name, &PostParams::default(), &next).await?)
+            let mut attempt = 0;
+            loop {
+                let current = api.get(&name).await?;
+                let mut next = obj.clone();
+                next.meta_mut().resource_version = current.meta().resource_version.clone();
+                match api.replace(&name, &PostParams::default(), &next).await {
+                    Err(kube::Error::Api(s)) if s.code == 409 && attempt < 5 => attempt += 1,
+                    r => return Ok(r?),
+                }
+            }
         }
         Err(e) => Err(e.into()),
     }
