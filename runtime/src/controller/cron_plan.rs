@@ -10,7 +10,8 @@
 
 use crate::convert::cron::Schedule;
 use crate::crd::{CronJob, CronJobStatus, Job};
-use crate::plumbing::events::{NORMAL, WARNING};
+/// The Event types of [`CronEvent`]s (`Normal`, `Warning`), for whoever carries these rules out.
+pub use crate::plumbing::events::{NORMAL, WARNING};
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;

@@ -238,12 +238,7 @@ impl CronWorld {
         for (name, uid) in &done.delete {
             jobs.delete(cluster, cycle, &format!("{ns}/{name}"), t_ms);
             status.active.retain(|r| r.uid.as_deref() != Some(uid.as_str()));
-            self.record(
-                i,
-                cycle,
-                t_ms,
-                vec![(crate::plumbing::events::NORMAL, "SuccessfulDelete", format!("Deleted job {name:?}"))],
-            );
+            self.record(i, cycle, t_ms, vec![(cron_plan::NORMAL, "SuccessfulDelete", format!("Deleted job {name:?}"))]);
         }
         let mine = jobs_of(jobs, &cron);
         let by_name = |name: &str| jobs.job(&format!("{ns}/{name}")).and_then(|j| j.metadata.uid);
@@ -268,7 +263,7 @@ impl CronWorld {
         cycle: u64,
         t_ms: i64,
     ) {
-        use crate::plumbing::events::{NORMAL, WARNING};
+        use cron_plan::{NORMAL, WARNING};
         self.entries[i].requeue_ms = None;
         if cron.spec.suspend == Some(true) {
             return;
