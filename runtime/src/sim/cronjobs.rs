@@ -337,7 +337,7 @@ impl CronWorld {
                 self.record(i, cycle, t_ms, vec![(WARNING, "ForeignJob", msg)]);
                 None
             }
-            Err(existing) => cron_plan::finished_phase(&existing).is_none().then_some(existing),
+            Err(existing) => cron_plan::finished_phase(&existing).is_none().then_some(*existing),
         };
         if let Some(job) = made {
             if !status.active.iter().any(|r| r.uid == job.metadata.uid) {

@@ -256,11 +256,11 @@ impl JobWorld {
     /// Creates `job` at `t_ms` (as the API server would: UID, creation time, resource
     /// version) and queues its first sync; returns it as stored. Used by the simulator's
     /// CronJob controller. `Err`: a Job of that namespace and name exists (returned).
-    pub fn create(&mut self, mut job: Job, t_ms: i64) -> Result<Job, Job> {
+    pub fn create(&mut self, mut job: Job, t_ms: i64) -> Result<Job, Box<Job>> {
         job.metadata.namespace.get_or_insert_with(|| crate::convert::DEFAULT_NAMESPACE.into());
         let key = build::job_key(&job);
         if let Some(existing) = self.cache.get(&key).and_then(|e| e.job) {
-            return Err(existing);
+            return Err(Box::new(existing));
         }
         job.metadata.uid = Some(format!("00000000-0000-4000-8000-{:012}", self.keys.len() + 1));
         job.metadata.creation_timestamp = Some(Time(at(t_ms)));
