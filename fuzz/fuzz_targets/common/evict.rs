@@ -504,7 +504,7 @@ fn checked_cycle(
                 // Preemptive: within its real capability), so a parent whose children share the
                 // room above their guarantees can go over its capability there, as in Volcano.
                 let i = q * dims + d;
-                let (before, after) = (start_tree[i], a.tree_allocated[i]);
+                let (before, after) = (start_tree[i], a.tree_allocated()[i]);
                 let (mid, leaf) = (reclaim_tree.as_ref().map_or(after, |t| t[i]), a.leaf[q]);
                 if before <= cap {
                     assert!(
