@@ -387,12 +387,6 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         }
     };
     let deltas = generate(&spec);
-    let mut cluster = Cluster::new();
-    for d in deltas.iter().cloned() {
-        if let Err(e) = cluster.apply(d) {
-            eprintln!("warning: {e}");
-        }
-    }
     // The topology shapes are compared with the same workload without its topology.
     let mut plain_cluster = matches!(variant, Variant::Topology | Variant::SubGroups).then(|| {
         let mut c = Cluster::new();
@@ -402,7 +396,14 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         c.prepare(&conf.options.default_queue);
         c
     });
-    drop(deltas);
+    // Moved, not cloned, into the cluster: the generated objects are not held twice (at
+    // 1,000,000 pods the copies were most of the run's peak RSS).
+    let mut cluster = Cluster::new();
+    for d in deltas {
+        if let Err(e) = cluster.apply(d) {
+            eprintln!("warning: {e}");
+        }
+    }
     let opts = CycleOptions { seed: args.seed, cycle: 1, now_ms: 0 };
     let report = pool.install(|| {
         let mut arena = bumpalo::Bump::new();
