@@ -97,7 +97,7 @@ fn unix_ms() -> u64 {
 }
 
 /// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]): storage objects,
-/// HyperNodes, NodeShards, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
+/// HyperNodes, NodeShards, Numatopologies and the pods' NUMA requests, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
 /// is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
@@ -115,6 +115,12 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(v.csi_nodes.values().map(|x| Delta::CsiNode(x.clone())));
     out.extend(c.hyper_nodes().map(|h| Delta::HyperNode(h.clone())));
     out.extend(c.node_shards().map(|s| Delta::NodeShard(s.clone())));
+    out.extend(c.numatopologies().map(|t| Delta::Numatopology(t.clone())));
+    out.extend(c.pod_numas().map(|(ns, name, numa)| Delta::PodNuma {
+        namespace: ns.to_string(),
+        name: name.to_string(),
+        numa: numa.clone(),
+    }));
     out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }
