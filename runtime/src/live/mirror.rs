@@ -1138,6 +1138,81 @@ mod tests {
         assert_eq!(hyper_nodes(&m), [("leaf-2".to_string(), 1, 1)]);
     }
 
+    fn numatopology(name: &str, allocatable: &str) -> Object {
+        let v = serde_json::json!({
+            "apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology",
+            "metadata": {"name": name},
+            "spec": {
+                "policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "single-numa-node"},
+                "numares": {"cpu": {"allocatable": allocatable, "capacity": 2}},
+                "cpuDetail": {"0": {"numa": 0}, "1": {"numa": 1}},
+            },
+        });
+        Object::Numatopology(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    #[test]
+    fn numatopologies_are_stored_refused_naming_the_field_and_deleted() {
+        let mut m = mirror();
+        m.set_journal(true);
+        assert_eq!(m.handle(WatchEvent::Apply(numatopology("n1", "0-1"))), Applied::Stored);
+        assert_eq!(m.cluster.numatopology("n1").and_then(|t| t.cpu_allocatable.clone()), Some(vec![0, 1]));
+        assert!(matches!(m.take_journal().as_slice(), [Delta::Numatopology(t)] if t.name == "n1"), "journaled for the recorder");
+        // A bad update is refused naming object and field, reported once, and the stale
+        // version is dropped (the node has no NUMA information until a good one arrives).
+        let bad = || numatopology("n1", "0-z");
+        match m.handle(WatchEvent::Apply(bad())) {
+            Applied::Refused(msg) => {
+                assert_eq!(msg, "Numatopology n1: field spec.numares.cpu.allocatable: \"0-z\" is not a CPU list (part \"0-z\")")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(m.cluster.numatopology("n1").is_none());
+        let refused = m.refused;
+        assert!(matches!(m.handle(WatchEvent::Apply(bad())), Applied::Refused(_)));
+        assert_eq!(m.refused, refused, "the same problem is counted once");
+        // A CPU the cpuDetail does not describe is refused by the core, naming the field.
+        match m.handle(WatchEvent::Apply(numatopology("n1", "0-2"))) {
+            Applied::Refused(msg) => assert!(msg.contains("Numatopology n1") && msg.contains("spec.numares.cpu.allocatable"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(m.handle(WatchEvent::Apply(numatopology("n1", "1"))), Applied::Stored);
+        assert_eq!(m.handle(WatchEvent::Delete(numatopology("n1", "1"))), Applied::Removed);
+        assert!(m.cluster.numatopology("n1").is_none());
+    }
+
+    #[test]
+    fn a_pods_numa_request_follows_the_pod() {
+        let mut m = mirror();
+        let guaranteed = |policy: Option<&str>| {
+            let mut p = match pod("p", "u1", "", "volcano") {
+                Object::Pod(p) => p,
+                _ => unreachable!(),
+            };
+            let q = |v: &str| Quantity(v.into());
+            p.spec.as_mut().unwrap().containers[0].resources = Some(k8s::ResourceRequirements {
+                limits: Some([("cpu".to_string(), q("2")), ("memory".to_string(), q("1Gi"))].into()),
+                ..Default::default()
+            });
+            if let Some(v) = policy {
+                p.metadata.annotations.get_or_insert_with(Default::default).insert(basalt_core::model::NUMA_POLICY.into(), v.into());
+            }
+            Object::Pod(p)
+        };
+        m.handle(WatchEvent::Apply(guaranteed(Some("single-numa-node"))));
+        let got = m.cluster.pod_numa("ns", "p").cloned().expect("stored beside the pod");
+        assert!(got.guaranteed);
+        assert_eq!(got.policy, "single-numa-node");
+        assert_eq!(got.containers[0].cpus, 2);
+        m.set_journal(true);
+        m.handle(WatchEvent::Apply(guaranteed(Some("single-numa-node"))));
+        assert!(!m.take_journal().iter().any(|d| matches!(d, Delta::PodNuma { .. })), "unchanged: not sent again");
+        m.handle(WatchEvent::Apply(guaranteed(None)));
+        assert_eq!(m.cluster.pod_numa("ns", "p").map(|n| n.policy.as_str()), Some(""), "the annotation was removed");
+        m.handle(WatchEvent::Delete(guaranteed(None)));
+        assert!(m.cluster.pod_numa("ns", "p").is_none(), "gone with the pod");
+    }
+
     #[test]
     fn node_labels_flag_the_topology_other_node_changes_do_not() {
         let mut m = mirror();

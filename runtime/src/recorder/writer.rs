@@ -426,6 +426,34 @@ mod tests {
         assert_eq!(copy.counts(), c.counts());
     }
 
+    /// The nodes' Numatopologies and the pods' NUMA requests (read by `numa-aware`) are part of
+    /// the checkpoint: a segment that starts from it decides NUMA placement as the live cycle did.
+    #[test]
+    fn checkpoint_holds_numatopologies_and_pod_numa() {
+        use basalt_core::model::{NumaContainer, NumaCpu, NumatopologySpec, PodNuma};
+        let mut c = cluster();
+        let topo = NumatopologySpec {
+            name: "n1".into(),
+            cpu_manager_policy: "static".into(),
+            cpu_allocatable: Some(vec![0]),
+            cpus: vec![NumaCpu { id: 0, ..Default::default() }],
+            ..Default::default()
+        };
+        let numa = PodNuma {
+            policy: "single-numa-node".into(),
+            guaranteed: true,
+            containers: vec![NumaContainer { name: "c".into(), cpus: 1 }],
+        };
+        c.apply(Delta::Numatopology(topo.clone())).unwrap();
+        c.apply(Delta::PodNuma { namespace: "ns".into(), name: "p".into(), numa: numa.clone() }).unwrap();
+        let mut copy = Cluster::new();
+        for d in checkpoint(&c) {
+            copy.apply(d).unwrap();
+        }
+        assert_eq!(copy.numatopology("n1"), Some(&topo));
+        assert_eq!(copy.pod_numa("ns", "p"), Some(&numa));
+    }
+
     /// The objects sessions read directly (the `pdb` and `resourcequota` plugins) are part of
     /// the checkpoint too: a segment that starts from it decides with the same budgets and quotas.
     #[test]
