@@ -545,9 +545,8 @@ impl Loader<'_> {
             Kind::NodeShard => {
                 self.convert(at, &kind, name, v, |s: crd::NodeShard| convert::convert_node_shard(&s).map(Delta::NodeShard))
             }
-            Kind::Numatopology => self.convert(at, &kind, name, v, |t: crd::Numatopology| {
-                convert::convert_numatopology(&t).map(Delta::Numatopology)
-            }),
+            Kind::Numatopology => self
+                .convert(at, &kind, name, v, |t: crd::Numatopology| convert::convert_numatopology(&t).map(Delta::Numatopology)),
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);

@@ -44,6 +44,8 @@ pub mod gang;
 pub mod network_topology_aware;
 pub mod nodegroup;
 pub mod nodeorder;
+pub mod numa_cpus;
+pub mod numaaware;
 pub mod overcommit;
 pub mod pdb;
 pub mod predicates;
@@ -53,8 +55,6 @@ pub mod rescheduling;
 pub mod resourcequota;
 pub mod sla;
 pub mod task_topology;
-pub mod numa_cpus;
-pub mod numaaware;
 
 use crate::conf::{Flag, PluginOption};
 pub use crate::framework::k8s;

@@ -403,10 +403,7 @@ impl Policy {
             Some(h) => h.to_vec(),
         };
         let filtered: Vec<Hint> = if self == Policy::SingleNumaNode {
-            filtered
-                .into_iter()
-                .filter(|h| h.preferred && h.affinity.is_none_or(|m| m.count_ones() == 1))
-                .collect()
+            filtered.into_iter().filter(|h| h.preferred && h.affinity.is_none_or(|m| m.count_ones() == 1)).collect()
         } else {
             filtered
         };

@@ -197,6 +197,11 @@ plugin_impl! {
         }
         fn on_allocate(&mut self, s: &State<'a>, _view: &mut NodeView<'a>, t: TaskIdx) {
             let Some(n) = s.tasks.node_of(t) else { return };
+            // Already holding CPUs there (a pipelined task allocated): keep them, as Volcano's
+            // set difference with the same assignment changes nothing.
+            if self.held.get(&t.0).is_some_and(|(at, _)| *at == n) {
+                return;
+            }
             let Ok(Fit::Cpus(cpus)) = self.fit(t, n) else { return };
             if let Some(free) = self.nodes.get_mut(n.ix()).and_then(Option::as_mut).and_then(|x| x.free.as_mut()) {
                 free.remove_all(&cpus);

@@ -23,8 +23,7 @@ pub fn convert_numatopology(t: &crd::Numatopology) -> Result<NumatopologySpec, C
     let cpu_allocatable = match cpu_res {
         None => None,
         Some(r) => Some(
-            parse_cpu_list(r.allocatable.as_deref().unwrap_or(""))
-                .map_err(|m| obj.error("spec.numares.cpu.allocatable", m))?,
+            parse_cpu_list(r.allocatable.as_deref().unwrap_or("")).map_err(|m| obj.error("spec.numares.cpu.allocatable", m))?,
         ),
     };
     let mut cpus = Vec::new();
@@ -34,7 +33,12 @@ pub fn convert_numatopology(t: &crd::Numatopology) -> Result<NumatopologySpec, C
         let id_of = |v: Option<i64>, what: &str| -> Result<u32, ConvertError> {
             u32::try_from(v.unwrap_or(0)).map_err(|_| obj.error(format!("{field}.{what}"), format!("{:?} is not >= 0", v)))
         };
-        cpus.push(NumaCpu { id, numa: id_of(info.numa, "numa")?, socket: id_of(info.socket, "socket")?, core: id_of(info.core, "core")? });
+        cpus.push(NumaCpu {
+            id,
+            numa: id_of(info.numa, "numa")?,
+            socket: id_of(info.socket, "socket")?,
+            core: id_of(info.core, "core")?,
+        });
     }
     cpus.sort_by_key(|c| c.id);
     if let Some(w) = cpus.windows(2).find(|w| w[0].id == w[1].id) {
@@ -176,7 +180,10 @@ mod tests {
     #[test]
     fn refuses_malformed_fields_naming_them() {
         let e = topo("metadata: {name: n1}\nspec: {numares: {cpu: {allocatable: '0-x'}}}\n").unwrap_err();
-        assert_eq!(e.to_string(), "Numatopology n1: field spec.numares.cpu.allocatable: \"0-x\" is not a CPU list (part \"0-x\")");
+        assert_eq!(
+            e.to_string(),
+            "Numatopology n1: field spec.numares.cpu.allocatable: \"0-x\" is not a CPU list (part \"0-x\")"
+        );
         let e = topo("metadata: {name: n1}\nspec: {cpuDetail: {abc: {numa: 0}}}\n").unwrap_err();
         assert_eq!(e.to_string(), "Numatopology n1: field spec.cpuDetail[abc]: key \"abc\" is not a CPU id");
         let e = topo("metadata: {name: n1}\nspec: {cpuDetail: {'0': {numa: -1}}}\n").unwrap_err();

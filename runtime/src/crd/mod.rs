@@ -26,7 +26,7 @@ pub use job::{DependsOn, Job, JobCondition, JobSpec, JobState, JobStatus, Lifecy
 
 pub use hypernode::{hyper_node_crd, HyperNode, HyperNodeSpec, HyperNodeStatus, MemberSpec};
 pub use nodeshard::{node_shard_crd, NodeShard, NodeShardSpec, NodeShardStatus};
-pub use numatopology::{numatopology_crd, CpuInfo, Numatopology, NumatopoSpec, PodAllocation, ResourceInfo};
+pub use numatopology::{numatopology_crd, CpuInfo, NumatopoSpec, Numatopology, PodAllocation, ResourceInfo};
 pub use podgroup::{pod_group_crd, PodGroup, PodGroupCondition, PodGroupSpec, PodGroupStatus};
 pub use queue::{ExtendCluster, Guarantee, Queue, QueueSpec, QueueStatus, Reservation};
 

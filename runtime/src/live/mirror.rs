@@ -16,8 +16,8 @@
 
 use crate::convert::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 use crate::convert::{
-    convert_hyper_node, convert_node, convert_node_shard, convert_numatopology, convert_pod, pod_numa, convert_pod_disruption_budget, convert_pod_group,
-    convert_priority_class, convert_queue, convert_resource_quota,
+    convert_hyper_node, convert_node, convert_node_shard, convert_numatopology, convert_pod, convert_pod_disruption_budget,
+    convert_pod_group, convert_priority_class, convert_queue, convert_resource_quota, pod_numa,
 };
 use crate::crd;
 use basalt_core::cluster::{Cluster, Delta, NodeId, PodId};
@@ -1173,7 +1173,9 @@ mod tests {
         assert_eq!(m.refused, refused, "the same problem is counted once");
         // A CPU the cpuDetail does not describe is refused by the core, naming the field.
         match m.handle(WatchEvent::Apply(numatopology("n1", "0-2"))) {
-            Applied::Refused(msg) => assert!(msg.contains("Numatopology n1") && msg.contains("spec.numares.cpu.allocatable"), "{msg}"),
+            Applied::Refused(msg) => {
+                assert!(msg.contains("Numatopology n1") && msg.contains("spec.numares.cpu.allocatable"), "{msg}")
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(m.handle(WatchEvent::Apply(numatopology("n1", "1"))), Applied::Stored);
@@ -1195,7 +1197,10 @@ mod tests {
                 ..Default::default()
             });
             if let Some(v) = policy {
-                p.metadata.annotations.get_or_insert_with(Default::default).insert(basalt_core::model::NUMA_POLICY.into(), v.into());
+                p.metadata
+                    .annotations
+                    .get_or_insert_with(Default::default)
+                    .insert(basalt_core::model::NUMA_POLICY.into(), v.into());
             }
             Object::Pod(p)
         };

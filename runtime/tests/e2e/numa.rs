@@ -9,7 +9,7 @@
 
 use crate::{e2e, support};
 
-use basalt_runtime::crd::{CpuInfo, Numatopology, NumatopoSpec, ResourceInfo};
+use basalt_runtime::crd::{CpuInfo, NumatopoSpec, Numatopology, ResourceInfo};
 use e2e::rig::{Rig, Server};
 use e2e::{node_of, pod_scheduled, pods};
 use kube::api::PostParams;
@@ -72,7 +72,8 @@ async fn single_numa_node_pods_bind_only_where_one_numa_node_holds_them() -> sup
     // `-2` a Numatopology that does not convert (a cpuDetail key that is not a CPU id).
     let mut rig = Rig::new(Server::Shared(TestApiserver::shared()?), "numa", 3, "16").await?;
     let api: Api<Numatopology> = Api::all(rig.admin.clone());
-    let node = |i: usize| format!("{}-{i}", rig.name);
+    let pool = rig.name.clone();
+    let node = |i: usize| format!("{pool}-{i}");
     for t in [topology(&node(0), 2, 4), topology(&node(1), 2, 8)] {
         api.create(&PostParams::default(), &t).await?;
     }
