@@ -13,7 +13,7 @@ fn mask(fns: &[Fn]) -> u32 {
 #[test]
 fn each_plugin_registers_what_it_implements() {
     let conf = SchedulerConf::parse(
-        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n  - name: rescheduling\n  - name: sla\n  - name: nodegroup\n  - name: task-topology\n  - name: deviceshare\n",
+        "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: conformance\n- plugins:\n  - name: overcommit\n  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n  - name: capacity\n  - name: rescheduling\n  - name: sla\n  - name: nodegroup\n  - name: task-topology\n  - name: deviceshare\n  - name: numa-aware\n",
     )
     .unwrap()
     .0;
@@ -49,6 +49,8 @@ fn each_plugin_registers_what_it_implements() {
         // Volcano's NodeOrderFn scores 0 for GPU share (ScheduleWeight serves vGPU only);
         // card allocation is the Statement's, not an event handler.
         ("deviceshare", mask(&[Predicate])),
+        // Volcano's predicateFn, batchNodeOrderFn and the event handler keeping nodeResSets.
+        ("numa-aware", mask(&[Predicate, BatchNodeOrder, EventHandler])),
     ];
     assert_eq!(got, want);
 }

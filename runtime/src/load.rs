@@ -387,6 +387,7 @@ enum Kind {
     CsiNode,
     HyperNode,
     NodeShard,
+    Numatopology,
 }
 
 /// `(apiVersion, kind)` of every object Basalt reads; other objects are skipped (counted per
@@ -409,6 +410,7 @@ const KINDS: &[(&str, &str, Kind)] = &[
     ("storage.k8s.io/v1", "CSINode", Kind::CsiNode),
     ("topology.volcano.sh/v1alpha1", "HyperNode", Kind::HyperNode),
     ("shard.volcano.sh/v1alpha1", "NodeShard", Kind::NodeShard),
+    ("nodeinfo.volcano.sh/v1alpha1", "Numatopology", Kind::Numatopology),
 ];
 
 fn kind_of(api_version: &str, kind: &str) -> Option<Kind> {
@@ -442,6 +444,7 @@ fn namespaced(kind: &str) -> bool {
             | "CustomResourceDefinition"
             | "HyperNode"
             | "NodeShard"
+            | "Numatopology"
     )
 }
 
@@ -506,9 +509,12 @@ impl Loader<'_> {
         if k == Kind::CronJob {
             return self.cron_job(at, name, v);
         }
+        if k == Kind::Pod {
+            return self.pod(at, &kind, name, v);
+        }
         let delta = match k {
             Kind::Node => self.convert(at, &kind, name, v, |n: Node| convert::convert_node(&n).map(Delta::Node)),
-            Kind::Pod => self.convert(at, &kind, name, v, |p: Pod| convert::convert_pod(&p).map(Delta::Pod)),
+            Kind::Pod => return,
             Kind::PodGroup => {
                 self.convert(at, &kind, name, v, |g: crd::PodGroup| convert::convert_pod_group(&g).map(Delta::PodGroup))
             }
@@ -539,9 +545,28 @@ impl Loader<'_> {
             Kind::NodeShard => {
                 self.convert(at, &kind, name, v, |s: crd::NodeShard| convert::convert_node_shard(&s).map(Delta::NodeShard))
             }
+            Kind::Numatopology => self
+                .convert(at, &kind, name, v, |t: crd::Numatopology| convert::convert_numatopology(&t).map(Delta::Numatopology)),
         };
         if let Some(d) = delta {
             self.apply(at, &kind, name, d);
+        }
+    }
+
+    /// Reads a pod, and what the numa-aware plugin reads of it ([`convert::pod_numa`]) once the
+    /// pod is stored (a redefinition that no longer asks for anything clears it).
+    fn pod(&mut self, at: Loc, kind: &str, name: Option<&str>, v: Value) {
+        let mut numa = None;
+        let delta = self.convert(at, kind, name, v, |p: Pod| {
+            numa = Some(convert::pod_numa(&p));
+            convert::convert_pod(&p).map(Delta::Pod)
+        });
+        let Some(Delta::Pod(spec)) = delta else { return };
+        let (ns, pod_name) = (spec.namespace.clone(), spec.name.clone());
+        self.apply(at, kind, name, Delta::Pod(spec));
+        let stored = self.cluster.pod_id(&ns, &pod_name).is_some();
+        if let Some(numa) = numa.filter(|n| stored && (n.relevant() || self.cluster.pod_numa(&ns, &pod_name).is_some())) {
+            let _ = self.cluster.apply(Delta::PodNuma { namespace: ns, name: pod_name, numa });
         }
     }
 

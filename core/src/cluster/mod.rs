@@ -125,6 +125,25 @@ pub enum Delta {
     NodeShard(NodeShardSpec),
     /// A NodeShard was deleted (by name).
     NodeShardDeleted(String),
+    /// A Numatopology (`nodeinfo.volcano.sh/v1alpha1`) was added or changed: the NUMA topology
+    /// of the node of the same name, read by the `numa-aware` plugin. Appended after every
+    /// older variant so older recordings still decode.
+    Numatopology(NumatopologySpec),
+    /// A Numatopology was deleted (by name).
+    NumatopologyDeleted(String),
+    /// What the `numa-aware` plugin reads of pod `namespace/name` (its policy annotation, QoS
+    /// and whole-CPU container requests), kept beside the pod so that [`PodSpec`] and the
+    /// encoding of [`Delta::Pod`] stay as they were. Sent after the pod's [`Delta::Pod`] when
+    /// [`PodNuma::relevant`], or to clear an earlier value (a default `numa` removes it);
+    /// [`Delta::PodDeleted`] removes it too. Appended last, as above.
+    PodNuma {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// The pod's NUMA request.
+        numa: PodNuma,
+    },
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -279,6 +298,10 @@ pub struct Cluster {
     hyper_nodes: BTreeMap<String, HyperNodeSpec>,
     /// NodeShards by name.
     node_shards: BTreeMap<String, NodeShardSpec>,
+    /// Numatopologies by name (= node name).
+    numatopologies: BTreeMap<String, NumatopologySpec>,
+    /// The `numa-aware` plugin's view of pods, by namespace and name ([`Delta::PodNuma`]).
+    pod_numa: BTreeMap<String, BTreeMap<String, PodNuma>>,
     /// The shard membership by node slot, resolved for one shard name once per change of the
     /// NodeShards or of the node set ([`Cluster::shard_bits`]); emptied by such a change.
     shard_memo: std::sync::OnceLock<ShardBits>,
@@ -294,6 +317,37 @@ pub struct ShardBits {
     /// By node slot ([`NodeId`]): whether the node is in the shard now (its `nodesDesired`,
     /// minus the nodes other shards have in use).
     pub by_slot: Vec<bool>,
+}
+
+/// What the core refuses in a Numatopology (the converter refuses malformed text first): a
+/// NUMA node id of [`MAX_NUMA_NODES`] or more, a CPU listed twice in `spec.cpuDetail`, or an
+/// allocatable CPU that `spec.cpuDetail` does not describe, or more than
+/// [`MAX_NUMA_NODES_PER_NODE`] NUMA nodes (the plugin tries every set of them).
+fn check_numatopology(t: &NumatopologySpec) -> Result<(), ClusterError> {
+    let invalid = |field: &'static str, message: String| ClusterError::Invalid {
+        kind: "Numatopology",
+        name: t.name.clone(),
+        field,
+        message,
+    };
+    if let Some(c) = t.cpus.iter().find(|c| c.numa >= MAX_NUMA_NODES) {
+        return Err(invalid("spec.cpuDetail", format!("cpu {}: numa {} is not below {MAX_NUMA_NODES}", c.id, c.numa)));
+    }
+    if let Some(w) = t.cpus.windows(2).find(|w| w[0].id >= w[1].id) {
+        return Err(invalid("spec.cpuDetail", format!("cpu {} is not in ascending order or is listed twice", w[1].id)));
+    }
+    let distinct = t.numa_nodes().len();
+    if distinct > MAX_NUMA_NODES_PER_NODE {
+        return Err(invalid(
+            "spec.cpuDetail",
+            format!("{distinct} NUMA nodes, more than the {MAX_NUMA_NODES_PER_NODE} the scheduler checks"),
+        ));
+    }
+    let allocatable = t.cpu_allocatable.as_deref().unwrap_or_default();
+    if let Some(c) = allocatable.iter().find(|&&c| t.cpus.binary_search_by_key(&c, |x| x.id).is_err()) {
+        return Err(invalid("spec.numares.cpu.allocatable", format!("cpu {c} is not in spec.cpuDetail")));
+    }
+    Ok(())
 }
 
 /// Whether a label selector requirement is one Kubernetes' `LabelSelectorAsSelector` accepts:
@@ -362,6 +416,15 @@ impl Cluster {
     fn note(&mut self, f: impl FnOnce(&mut Changes)) {
         if self.prepared.0.is_some() && !self.changes.global {
             f(&mut self.changes);
+        }
+    }
+
+    fn remove_pod_numa(&mut self, namespace: &str, name: &str) {
+        if let Some(m) = self.pod_numa.get_mut(namespace) {
+            m.remove(name);
+            if m.is_empty() {
+                self.pod_numa.remove(namespace);
+            }
         }
     }
 
@@ -456,7 +519,9 @@ impl Cluster {
                 self.note(|c| c.pods.push(id));
             }
             Delta::PodDeleted { namespace, name } => {
-                if let Some(id) = self.pod_index.remove(&(namespace, name)) {
+                self.remove_pod_numa(&namespace, &name);
+                let key = (namespace, name);
+                if let Some(id) = self.pod_index.remove(&key) {
                     if let Some(old) = self.pods[id.0 as usize].take() {
                         self.remove_member(&old.spec, id);
                     }
@@ -611,6 +676,21 @@ impl Cluster {
                     self.shard_memo = Default::default();
                 }
             }
+            // Read by the numa-aware plugin at session open, never laid out in rows.
+            Delta::Numatopology(t) => {
+                check_numatopology(&t)?;
+                self.numatopologies.insert(t.name.clone(), t);
+            }
+            Delta::NumatopologyDeleted(name) => {
+                self.numatopologies.remove(&name);
+            }
+            Delta::PodNuma { namespace, name, numa } => {
+                if numa == PodNuma::default() {
+                    self.remove_pod_numa(&namespace, &name);
+                } else {
+                    self.pod_numa.entry(namespace).or_default().insert(name, numa);
+                }
+            }
         }
         Ok(())
     }
@@ -678,6 +758,33 @@ impl Cluster {
     /// HyperNodes in name order.
     pub fn hyper_nodes(&self) -> impl Iterator<Item = &HyperNodeSpec> + '_ {
         self.hyper_nodes.values()
+    }
+
+    /// Numatopologies in name order.
+    pub fn numatopologies(&self) -> impl Iterator<Item = &NumatopologySpec> + '_ {
+        self.numatopologies.values()
+    }
+
+    /// The Numatopology of node `name`.
+    pub fn numatopology(&self, name: &str) -> Option<&NumatopologySpec> {
+        self.numatopologies.get(name)
+    }
+
+    /// What the `numa-aware` plugin reads of pod `namespace/name` (`None`: the pod is neither
+    /// Guaranteed nor names a policy, or is unknown).
+    pub fn pod_numa(&self, namespace: &str, name: &str) -> Option<&PodNuma> {
+        self.pod_numa.get(namespace)?.get(name)
+    }
+
+    /// Every pod's [`PodNuma`] as `(namespace, name, numa)`, in `namespace/name` order.
+    pub fn pod_numas(&self) -> impl Iterator<Item = (&str, &str, &PodNuma)> + '_ {
+        self.pod_numa.iter().flat_map(|(ns, m)| m.iter().map(move |(n, p)| (ns.as_str(), n.as_str(), p)))
+    }
+
+    /// Whether any pod has a [`PodNuma`] or any node a Numatopology (the `numa-aware` plugin
+    /// has nothing to do otherwise).
+    pub fn has_numa(&self) -> bool {
+        !self.pod_numa.is_empty() || !self.numatopologies.is_empty()
     }
 
     /// NodeShards in name order.

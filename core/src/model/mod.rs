@@ -1,12 +1,13 @@
 //! Plain input types the runtime builds from Kubernetes objects (`runtime/src/convert`): nodes,
 //! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas, storage objects
-//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes, NodeShards and GPU share devices. Owned
+//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes, NodeShards, GPU share devices and NUMA topologies. Owned
 //! strings, no Kubernetes types; the [`crate::cluster::Cluster`] interns them. Field names follow the Kubernetes and Volcano APIs.
 
 mod affinity;
 mod device;
 mod disruption;
 mod hypernode;
+mod numa;
 mod objects;
 mod quota;
 mod shard;
@@ -16,6 +17,7 @@ pub use affinity::*;
 pub use device::*;
 pub use disruption::*;
 pub use hypernode::*;
+pub use numa::*;
 pub use objects::*;
 pub use quota::*;
 pub use shard::*;

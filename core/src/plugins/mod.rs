@@ -44,6 +44,8 @@ pub mod gang;
 pub mod network_topology_aware;
 pub mod nodegroup;
 pub mod nodeorder;
+pub mod numa_cpus;
+pub mod numaaware;
 pub mod overcommit;
 pub mod pdb;
 pub mod predicates;
@@ -120,6 +122,10 @@ fn b_network_topology_aware<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plug
     Box::new(network_topology_aware::NetworkTopologyAware::open(s, o))
 }
 
+fn b_numaaware<'a>(o: &PluginOption, s: &State<'a>) -> Box<dyn Plugin<'a> + 'a> {
+    Box::new(numaaware::NumaAware::open(s, &o.arguments))
+}
+
 /// The plugins Basalt implements.
 pub static REGISTRY: Registry = Registry {
     entries: &[
@@ -142,6 +148,7 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "cdp", build: b_cdp, args: &[] },
         Entry { name: "resourcequota", build: b_resourcequota, args: &[] },
         Entry { name: deviceshare::NAME, build: b_deviceshare, args: deviceshare::ARGS },
+        Entry { name: numaaware::NAME, build: b_numaaware, args: numaaware::ARGS },
     ],
     devices: Some(deviceshare::mode),
 };

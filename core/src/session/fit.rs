@@ -59,6 +59,20 @@ pub enum Reason {
     /// `node isn't in scheduler node shard` (hard node sharding: the node is not in this
     /// scheduler's NodeShard).
     NotInShard,
+    /// `numa info is empty` (numa-aware: the pod names a topology policy, the node has no
+    /// Numatopology).
+    NumaInfoEmpty,
+    /// `cpu manager policy isn't static` (numa-aware).
+    NumaCpuPolicyNotStatic,
+    /// `task topology policy[<pod>] is different with node[<node>]` (numa-aware).
+    NumaPolicyMismatch(crate::model::NumaPolicyName, crate::model::NumaPolicyName),
+    /// `cpu allocatable map is empty` (numa-aware: no CPU of the node is free for exclusive
+    /// use).
+    NumaCpuAllocatableEmpty,
+    /// `container <index> cannot be assigned by numa` (numa-aware: the node's topology policy
+    /// refuses the container's best hint; Volcano names the container, Basalt its index in
+    /// `spec.containers`). Unresolvable, as in Volcano.
+    NumaContainer(u16),
 }
 
 impl Reason {
@@ -78,6 +92,7 @@ impl Reason {
                 | Reason::VolumeBindConflict
                 | Reason::VolumeZoneConflict
                 | Reason::NotInShard
+                | Reason::NumaContainer(_)
         )
     }
 
@@ -106,6 +121,13 @@ impl Reason {
             Reason::GpuShareMemory(n) => format!("GpuShare no enough gpu memory on node {}", c.names.resolve(n)),
             Reason::GpuNumber(n) => format!("GpuNumber no enough gpu number on node {}", c.names.resolve(n)),
             Reason::NotInShard => "node isn't in scheduler node shard".into(),
+            Reason::NumaInfoEmpty => "numa info is empty".into(),
+            Reason::NumaCpuPolicyNotStatic => "cpu manager policy isn't static".into(),
+            Reason::NumaPolicyMismatch(p, n) => {
+                format!("task topology policy[{}] is different with node[{}]", p.as_str(), n.as_str())
+            }
+            Reason::NumaCpuAllocatableEmpty => "cpu allocatable map is empty".into(),
+            Reason::NumaContainer(i) => format!("container {i} cannot be assigned by numa"),
             Reason::GpuCardsUnknown(n) => format!(
                 "GpuShare cards of node {} not used: a pod on it has a malformed volcano.sh/gpu-index",
                 c.names.resolve(n)

@@ -3,7 +3,7 @@
 //! (rerun it with `BASALT_WRITE_CRDS=1` to rewrite them).
 //!
 //! Only the CRDs whose schema is derived from Rust types are generated (Job, CronJob, Command,
-//! HyperNode, NodeShard); the PodGroup and Queue manifests are written by hand with comments and kept in
+//! HyperNode, NodeShard, Numatopology); the PodGroup and Queue manifests are written by hand with comments and kept in
 //! step by their round-trip tests.
 
 use super::{command_crd, CronJob, Job};
@@ -93,6 +93,16 @@ const HEADER_NODESHARD: &str = "\
 #   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
 ";
 
+const HEADER_NUMATOPOLOGY: &str = "\
+# Volcano Numatopology (nodeinfo.volcano.sh/v1alpha1, cluster-scoped, one per node, named after
+# it): the kubelet's CPU and topology manager policies, the node's CPUs by NUMA node, socket and
+# core, and the CPUs free for exclusive use. Volcano's resource exporter writes them; the
+# scheduler's numa-aware plugin reads them.
+#
+# GENERATED from runtime/src/crd/numatopology.rs by runtime/src/crd/manifest.rs: do not edit; run
+#   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest
+";
+
 const HEADER_CRONJOB: &str = "\
 # Volcano CronJob (batch.volcano.sh/v1alpha1): a Volcano Job made from spec.jobTemplate on a cron
 # schedule. Same group, version, kind, plural and scope as Volcano's CRD, so existing manifests
@@ -126,6 +136,7 @@ pub fn generated() -> Result<Vec<(&'static str, String)>, String> {
         ("bus.volcano.sh_commands.yaml", render(HEADER_COMMAND, &command_crd())?),
         ("topology.volcano.sh_hypernodes.yaml", render(HEADER_HYPERNODE, &super::hyper_node_crd())?),
         ("shard.volcano.sh_nodeshards.yaml", render(HEADER_NODESHARD, &super::node_shard_crd())?),
+        ("nodeinfo.volcano.sh_numatopologies.yaml", render(HEADER_NUMATOPOLOGY, &super::numatopology_crd())?),
     ])
 }
 

@@ -2,7 +2,7 @@
 //! [`PodGroup`] (namespaced, short name `pg`) and [`Queue`] (cluster-scoped, short name `q`,
 //! status subresource), `batch.volcano.sh/v1alpha1` [`Job`] (vcjob) and
 //! `batch.volcano.sh/v1alpha1` [`CronJob`], `bus.volcano.sh/v1alpha1` [`Command`], `topology.volcano.sh/v1alpha1` [`HyperNode`],
-//! `shard.volcano.sh/v1alpha1` [`NodeShard`].
+//! `shard.volcano.sh/v1alpha1` [`NodeShard`], `nodeinfo.volcano.sh/v1alpha1` [`Numatopology`].
 //!
 //! Field names are Volcano's exactly (camelCase on the wire); every field is optional so
 //! hand-written YAML parses, and defaults are applied by [`crate::convert`], not here. Parts
@@ -15,6 +15,7 @@ mod hypernode;
 mod job;
 pub mod manifest;
 mod nodeshard;
+mod numatopology;
 mod podgroup;
 mod queue;
 mod schema;
@@ -25,6 +26,7 @@ pub use job::{DependsOn, Job, JobCondition, JobSpec, JobState, JobStatus, Lifecy
 
 pub use hypernode::{hyper_node_crd, HyperNode, HyperNodeSpec, HyperNodeStatus, MemberSpec};
 pub use nodeshard::{node_shard_crd, NodeShard, NodeShardSpec, NodeShardStatus};
+pub use numatopology::{numatopology_crd, CpuInfo, NumatopoSpec, Numatopology, PodAllocation, ResourceInfo};
 pub use podgroup::{pod_group_crd, PodGroup, PodGroupCondition, PodGroupSpec, PodGroupStatus};
 pub use queue::{ExtendCluster, Guarantee, Queue, QueueSpec, QueueStatus, Reservation};
 

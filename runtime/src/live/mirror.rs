@@ -16,8 +16,8 @@
 
 use crate::convert::{convert_csi_node, convert_persistent_volume, convert_persistent_volume_claim, convert_storage_class};
 use crate::convert::{
-    convert_hyper_node, convert_node, convert_node_shard, convert_pod, convert_pod_disruption_budget, convert_pod_group,
-    convert_priority_class, convert_queue, convert_resource_quota,
+    convert_hyper_node, convert_node, convert_node_shard, convert_numatopology, convert_pod, convert_pod_disruption_budget,
+    convert_pod_group, convert_priority_class, convert_queue, convert_resource_quota, pod_numa,
 };
 use crate::crd;
 use basalt_core::cluster::{Cluster, Delta, NodeId, PodId};
@@ -63,11 +63,13 @@ pub enum Kind {
     /// `shard.volcano.sh/v1alpha1` NodeShard (node sharding; watched only when
     /// `--scheduler-sharding-mode` is not `none`).
     NodeShard,
+    /// `nodeinfo.volcano.sh/v1alpha1` Numatopology (the `numa-aware` plugin).
+    Numatopology,
 }
 
 impl Kind {
     /// Every watched kind.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Node,
         Kind::Pod,
         Kind::PodGroup,
@@ -81,6 +83,7 @@ impl Kind {
         Kind::CsiNode,
         Kind::HyperNode,
         Kind::NodeShard,
+        Kind::Numatopology,
     ];
 
     fn ix(self) -> usize {
@@ -103,6 +106,7 @@ impl Kind {
             Kind::CsiNode => "CSINode",
             Kind::HyperNode => "HyperNode",
             Kind::NodeShard => "NodeShard",
+            Kind::Numatopology => "Numatopology",
         }
     }
 }
@@ -137,6 +141,8 @@ pub enum Object {
     HyperNode(Box<crd::HyperNode>),
     /// A NodeShard.
     NodeShard(Box<crd::NodeShard>),
+    /// A Numatopology.
+    Numatopology(Box<crd::Numatopology>),
 }
 
 impl Object {
@@ -156,6 +162,7 @@ impl Object {
             Object::CsiNode(_) => Kind::CsiNode,
             Object::HyperNode(_) => Kind::HyperNode,
             Object::NodeShard(_) => Kind::NodeShard,
+            Object::Numatopology(_) => Kind::Numatopology,
         }
     }
 
@@ -176,6 +183,7 @@ impl Object {
             Object::CsiNode(o) => (String::new(), o.name_any()),
             Object::HyperNode(o) => (String::new(), o.name_any()),
             Object::NodeShard(o) => (String::new(), o.name_any()),
+            Object::Numatopology(o) => (String::new(), o.name_any()),
         }
     }
 }
@@ -276,6 +284,8 @@ pub struct Mirror {
     hyper_nodes: HashSet<String>,
     /// NodeShards stored, by name.
     node_shards: HashSet<String>,
+    /// Numatopologies stored, by name.
+    numatopologies: HashSet<String>,
     /// Whether what node sharding is resolved from (NodeShards, the node set) changed since
     /// [`Mirror::take_shard_changed`].
     shard_changed: bool,
@@ -313,6 +323,7 @@ impl Mirror {
             storage: HashSet::new(),
             hyper_nodes: HashSet::new(),
             node_shards: HashSet::new(),
+            numatopologies: HashSet::new(),
             shard_changed: true,
             topology_changed: false,
             relist: Default::default(),
@@ -442,6 +453,7 @@ impl Mirror {
             }
             Kind::HyperNode => self.hyper_nodes.iter().map(|n| (String::new(), n.clone())).collect(),
             Kind::NodeShard => self.node_shards.iter().map(|n| (String::new(), n.clone())).collect(),
+            Kind::Numatopology => self.numatopologies.iter().map(|n| (String::new(), n.clone())).collect(),
         }
     }
 
@@ -451,6 +463,7 @@ impl Mirror {
             Kind::Node => self.nodes.remove(&key.1).then(|| Delta::NodeDeleted(key.1.clone())),
             Kind::HyperNode => self.hyper_nodes.remove(&key.1).then(|| Delta::HyperNodeDeleted(key.1.clone())),
             Kind::NodeShard => self.node_shards.remove(&key.1).then(|| Delta::NodeShardDeleted(key.1.clone())),
+            Kind::Numatopology => self.numatopologies.remove(&key.1).then(|| Delta::NumatopologyDeleted(key.1.clone())),
             Kind::Pod => {
                 self.assumed.remove(key);
                 self.pods.remove(key).map(|_| Delta::PodDeleted { namespace: key.0.clone(), name: key.1.clone() })
@@ -641,6 +654,32 @@ impl Mirror {
                 self.shard_changed = true;
                 Applied::Stored
             }
+            Object::Numatopology(o) => {
+                // A Numatopology that cannot be read must not leave a stale one (its free CPUs)
+                // in use: the node is then one without NUMA information.
+                let spec = match convert_numatopology(&o) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.remove_keeping_report(kind, &key);
+                        return self.refuse(kind, &key, e.to_string());
+                    }
+                };
+                if let Err(a) = self.store(kind, &key, Delta::Numatopology(spec)) {
+                    self.remove_keeping_report(kind, &key);
+                    return a;
+                }
+                self.numatopologies.insert(key.1);
+                Applied::Stored
+            }
+        }
+    }
+
+    /// Removes a stored object and keeps what was reported about it (a refused update).
+    fn remove_keeping_report(&mut self, kind: Kind, key: &Key) {
+        let reported = self.reported.remove(&(kind, key.clone()));
+        self.remove(kind, key);
+        if let Some(r) = reported {
+            self.reported.insert((kind, key.clone()), r);
         }
     }
 
@@ -695,6 +734,16 @@ impl Mirror {
         let uid = spec.uid.clone();
         if let Err(a) = self.store(Kind::Pod, &key, Delta::Pod(spec)) {
             return a;
+        }
+        // What numa-aware reads of the pod, sent only when it changes (the cluster refuses
+        // no such delta).
+        let numa = pod_numa(pod);
+        let changed = match self.cluster.pod_numa(&key.0, &key.1) {
+            Some(old) => *old != numa,
+            None => numa.relevant(),
+        };
+        if changed {
+            let _ = self.put(Delta::PodNuma { namespace: key.0.clone(), name: key.1.clone(), numa });
         }
         let meta = self.pods.entry(key).or_default();
         if meta.uid != uid {
@@ -1087,6 +1136,86 @@ mod tests {
         m.handle(WatchEvent::InitApply(hyper_node("leaf-2", 1, &["n1"])));
         m.handle(WatchEvent::InitDone(Kind::HyperNode));
         assert_eq!(hyper_nodes(&m), [("leaf-2".to_string(), 1, 1)]);
+    }
+
+    fn numatopology(name: &str, allocatable: &str) -> Object {
+        let v = serde_json::json!({
+            "apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology",
+            "metadata": {"name": name},
+            "spec": {
+                "policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "single-numa-node"},
+                "numares": {"cpu": {"allocatable": allocatable, "capacity": 2}},
+                "cpuDetail": {"0": {"numa": 0}, "1": {"numa": 1}},
+            },
+        });
+        Object::Numatopology(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    #[test]
+    fn numatopologies_are_stored_refused_naming_the_field_and_deleted() {
+        let mut m = mirror();
+        m.set_journal(true);
+        assert_eq!(m.handle(WatchEvent::Apply(numatopology("n1", "0-1"))), Applied::Stored);
+        assert_eq!(m.cluster.numatopology("n1").and_then(|t| t.cpu_allocatable.clone()), Some(vec![0, 1]));
+        assert!(matches!(m.take_journal().as_slice(), [Delta::Numatopology(t)] if t.name == "n1"), "journaled for the recorder");
+        // A bad update is refused naming object and field, reported once, and the stale
+        // version is dropped (the node has no NUMA information until a good one arrives).
+        let bad = || numatopology("n1", "0-z");
+        match m.handle(WatchEvent::Apply(bad())) {
+            Applied::Refused(msg) => {
+                assert_eq!(msg, "Numatopology n1: field spec.numares.cpu.allocatable: \"0-z\" is not a CPU list (part \"0-z\")")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(m.cluster.numatopology("n1").is_none());
+        let refused = m.refused;
+        assert!(matches!(m.handle(WatchEvent::Apply(bad())), Applied::Refused(_)));
+        assert_eq!(m.refused, refused, "the same problem is counted once");
+        // A CPU the cpuDetail does not describe is refused by the core, naming the field.
+        match m.handle(WatchEvent::Apply(numatopology("n1", "0-2"))) {
+            Applied::Refused(msg) => {
+                assert!(msg.contains("Numatopology n1") && msg.contains("spec.numares.cpu.allocatable"), "{msg}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(m.handle(WatchEvent::Apply(numatopology("n1", "1"))), Applied::Stored);
+        assert_eq!(m.handle(WatchEvent::Delete(numatopology("n1", "1"))), Applied::Removed);
+        assert!(m.cluster.numatopology("n1").is_none());
+    }
+
+    #[test]
+    fn a_pods_numa_request_follows_the_pod() {
+        let mut m = mirror();
+        let guaranteed = |policy: Option<&str>| {
+            let mut p = match pod("p", "u1", "", "volcano") {
+                Object::Pod(p) => p,
+                _ => unreachable!(),
+            };
+            let q = |v: &str| Quantity(v.into());
+            p.spec.as_mut().unwrap().containers[0].resources = Some(k8s::ResourceRequirements {
+                limits: Some([("cpu".to_string(), q("2")), ("memory".to_string(), q("1Gi"))].into()),
+                ..Default::default()
+            });
+            if let Some(v) = policy {
+                p.metadata
+                    .annotations
+                    .get_or_insert_with(Default::default)
+                    .insert(basalt_core::model::NUMA_POLICY.into(), v.into());
+            }
+            Object::Pod(p)
+        };
+        m.handle(WatchEvent::Apply(guaranteed(Some("single-numa-node"))));
+        let got = m.cluster.pod_numa("ns", "p").cloned().expect("stored beside the pod");
+        assert!(got.guaranteed);
+        assert_eq!(got.policy, "single-numa-node");
+        assert_eq!(got.containers[0].cpus, 2);
+        m.set_journal(true);
+        m.handle(WatchEvent::Apply(guaranteed(Some("single-numa-node"))));
+        assert!(!m.take_journal().iter().any(|d| matches!(d, Delta::PodNuma { .. })), "unchanged: not sent again");
+        m.handle(WatchEvent::Apply(guaranteed(None)));
+        assert_eq!(m.cluster.pod_numa("ns", "p").map(|n| n.policy.as_str()), Some(""), "the annotation was removed");
+        m.handle(WatchEvent::Delete(guaranteed(None)));
+        assert!(m.cluster.pod_numa("ns", "p").is_none(), "gone with the pod");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Watches (on the generic loop of [`crate::plumbing::watch`]): one kube-rs watcher per kind (Nodes, Pods, PodGroups, Queues, PriorityClasses,
 //! PodDisruptionBudgets, ResourceQuotas, PersistentVolumeClaims, PersistentVolumes,
-//! StorageClasses, CSINodes, HyperNodes, NodeShards), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
+//! StorageClasses, CSINodes, HyperNodes, NodeShards, Numatopologies), each event tagged with its kind and handed to the scheduling loop as a [`WatchEvent`]. The
 //! watchers relist on their own after a `410 Gone` or a broken stream (kube-rs `watcher`, with
 //! its default exponential backoff on errors), and a relist arrives as `Init … InitDone`, which
 //! the [`super::mirror::Mirror`] turns into a resync.
@@ -137,6 +137,33 @@ fn spawn_hyper_nodes(client: &Client, send: Sender, stats: Arc<WatchStats>, time
         let api = Api::<crd::HyperNode>::all(client);
         let wrap: fn(crd::HyperNode) -> Object = |o| Object::HyperNode(Box::new(o));
         drive(Kind::HyperNode, plumbing::watch::stream(api, config(timeout)), wrap, send, stats).await
+    })
+}
+
+/// The Numatopology watcher (Volcano's scheduler cache always watches them). On a cluster
+/// without the Numatopology CRD it reports an empty list once, logs that NUMA information is
+/// absent, and stops, as the HyperNode watcher does.
+fn spawn_numatopologies(client: &Client, send: Sender, stats: Arc<WatchStats>, timeout: Duration) -> JoinHandle<()> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let served = match client.list_api_group_resources("nodeinfo.volcano.sh/v1alpha1").await {
+            Ok(list) => list.resources.iter().any(|r| r.name == "numatopologies"),
+            Err(kube::Error::Api(e)) if e.code == 404 => false,
+            Err(e) => {
+                tracing::debug!("nodeinfo.volcano.sh/v1alpha1 discovery: {e}; watching Numatopologies anyway");
+                true
+            }
+        };
+        if !served {
+            tracing::info!(
+                "the server does not serve nodeinfo.volcano.sh/v1alpha1 Numatopologies (CRD not installed): no node has NUMA information for numa-aware"
+            );
+            let _ = send(WatchEvent::Init(Kind::Numatopology)) && send(WatchEvent::InitDone(Kind::Numatopology));
+            return;
+        }
+        let api = Api::<crd::Numatopology>::all(client);
+        let wrap: fn(crd::Numatopology) -> Object = |o| Object::Numatopology(Box::new(o));
+        drive(Kind::Numatopology, plumbing::watch::stream(api, config(timeout)), wrap, send, stats).await
     })
 }
 
@@ -282,6 +309,7 @@ pub fn spawn_all(
         ),
         spawn_pdb(client, send.clone(), stats.clone(), timeout),
         spawn_hyper_nodes(client, send.clone(), stats.clone(), timeout),
-        spawn_node_shards(client, send, stats, timeout, sharding),
+        spawn_node_shards(client, send.clone(), stats.clone(), timeout, sharding),
+        spawn_numatopologies(client, send, stats, timeout),
     ]
 }

@@ -43,7 +43,8 @@ pub enum Record {
     },
     /// The whole cluster copy as deltas on an empty cluster, in the order PriorityClasses,
     /// Queues, Nodes, PodGroups, Pods, PodDisruptionBudgets, ResourceQuotas, StorageClasses,
-    /// PersistentVolumes, PersistentVolumeClaims, CSINodes, HyperNodes, NodeShards (each by name), then the
+    /// PersistentVolumes, PersistentVolumeClaims, CSINodes, HyperNodes, NodeShards, Numatopologies (each by
+    /// name), the pods' NUMA requests (`Delta::PodNuma`, by namespace/name), then the
     /// rescheduling plugin's last run (`Delta::Rescheduled`, when it ran). Third record of every
     /// segment; empty in a run's first segment (the mirror starts empty). Recordings written
     /// before HyperNodes were checkpointed hold none here and read as before (a cluster

@@ -97,7 +97,7 @@ fn unix_ms() -> u64 {
 }
 
 /// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]): storage objects,
-/// HyperNodes, NodeShards, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
+/// HyperNodes, NodeShards, Numatopologies and the pods' NUMA requests, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
 /// is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
@@ -115,6 +115,12 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     out.extend(v.csi_nodes.values().map(|x| Delta::CsiNode(x.clone())));
     out.extend(c.hyper_nodes().map(|h| Delta::HyperNode(h.clone())));
     out.extend(c.node_shards().map(|s| Delta::NodeShard(s.clone())));
+    out.extend(c.numatopologies().map(|t| Delta::Numatopology(t.clone())));
+    out.extend(c.pod_numas().map(|(ns, name, numa)| Delta::PodNuma {
+        namespace: ns.to_string(),
+        name: name.to_string(),
+        numa: numa.clone(),
+    }));
     out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }
@@ -418,6 +424,34 @@ mod tests {
         }
         assert_eq!(copy.rescheduled_ms(), Some(1_700_000_400_000));
         assert_eq!(copy.counts(), c.counts());
+    }
+
+    /// The nodes' Numatopologies and the pods' NUMA requests (read by `numa-aware`) are part of
+    /// the checkpoint: a segment that starts from it decides NUMA placement as the live cycle did.
+    #[test]
+    fn checkpoint_holds_numatopologies_and_pod_numa() {
+        use basalt_core::model::{NumaContainer, NumaCpu, NumatopologySpec, PodNuma};
+        let mut c = cluster();
+        let topo = NumatopologySpec {
+            name: "n1".into(),
+            cpu_manager_policy: "static".into(),
+            cpu_allocatable: Some(vec![0]),
+            cpus: vec![NumaCpu { id: 0, ..Default::default() }],
+            ..Default::default()
+        };
+        let numa = PodNuma {
+            policy: "single-numa-node".into(),
+            guaranteed: true,
+            containers: vec![NumaContainer { name: "c".into(), cpus: 1 }],
+        };
+        c.apply(Delta::Numatopology(topo.clone())).unwrap();
+        c.apply(Delta::PodNuma { namespace: "ns".into(), name: "p".into(), numa: numa.clone() }).unwrap();
+        let mut copy = Cluster::new();
+        for d in checkpoint(&c) {
+            copy.apply(d).unwrap();
+        }
+        assert_eq!(copy.numatopology("n1"), Some(&topo));
+        assert_eq!(copy.pod_numa("ns", "p"), Some(&numa));
     }
 
     /// The objects sessions read directly (the `pdb` and `resourcequota` plugins) are part of

@@ -267,6 +267,14 @@ fn build(c: &Cluster, scan: Scan, report: &LoadReport, paths: &[PathBuf]) -> Wor
     setup.extend(queues.into_iter().map(Delta::Queue));
     setup.extend(c.nodes().map(|(_, n)| Delta::Node(n.spec.clone())));
     setup.extend(c.hyper_nodes().map(|h| Delta::HyperNode(h.clone())));
+    // NUMA: the nodes' Numatopologies, and the pods' NUMA requests (kept by namespace/name, so
+    // they apply to the pods when they arrive).
+    setup.extend(c.numatopologies().map(|t| Delta::Numatopology(t.clone())));
+    setup.extend(c.pod_numas().map(|(ns, name, numa)| Delta::PodNuma {
+        namespace: ns.to_string(),
+        name: name.to_string(),
+        numa: numa.clone(),
+    }));
 
     // Jobs from PodGroups, then one per pod without a PodGroup.
     let mut jobs: Vec<JobArrival> = Vec::new();

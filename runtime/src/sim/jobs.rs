@@ -562,7 +562,12 @@ impl JobWorld {
         if let Some(g) = &spec.group {
             self.group_of_pod.insert(pod_key(&pod), format!("{}/{g}", spec.namespace));
         }
+        let (ns, name) = (spec.namespace.clone(), spec.name.clone());
         self.apply(cluster, cycle, Delta::Pod(spec));
+        let numa = convert::pod_numa(&pod);
+        if numa.relevant() {
+            self.apply(cluster, cycle, Delta::PodNuma { namespace: ns, name, numa });
+        }
         self.cache.store_pod(pod.clone());
         Some(pod)
     }

@@ -9,7 +9,7 @@
 //!   on it keeps to its own namespaces ([`support::fresh_namespace`]) and names, and a scheduler
 //!   it starts keeps to its own nodes and pods (`--node-selector` on a labelled node pool and its
 //!   own `--scheduler-name`, as [`e2e::rig::Rig`] does), so concurrent tests do not see each
-//!   other's work. `apiserver_smoke`, `devices`, `faults`, `leader_lease`, `user_trips` and
+//!   other's work. `apiserver_smoke`, `devices`, `faults`, `leader_lease`, `numa`, `user_trips` and
 //!   `controller_events`' recorder test use it.
 //! * [`support::TestApiserver::start`]: a server of the test's own, where the test needs one:
 //!   it stops the server or compacts etcd (`faults_server`), changes RBAC (`rbac`,
@@ -56,6 +56,7 @@ mod faults_server;
 mod job_plugins;
 mod leader;
 mod leader_lease;
+mod numa;
 mod parity;
 mod podgroup_queue_controllers;
 mod preempt;
