@@ -1,6 +1,6 @@
 //! Plain input types the runtime builds from Kubernetes objects (`runtime/src/convert`): nodes,
 //! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas, storage objects
-//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes, NodeShards and GPU share devices. Owned
+//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes, NodeShards, GPU share and vGPU devices. Owned
 //! strings, no Kubernetes types; the [`crate::cluster::Cluster`] interns them. Field names follow the Kubernetes and Volcano APIs.
 
 mod affinity;
@@ -10,6 +10,7 @@ mod hypernode;
 mod objects;
 mod quota;
 mod shard;
+mod vgpu;
 mod volume;
 
 pub use affinity::*;
@@ -19,4 +20,5 @@ pub use hypernode::*;
 pub use objects::*;
 pub use quota::*;
 pub use shard::*;
+pub use vgpu::*;
 pub use volume::*;

@@ -143,5 +143,5 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: "resourcequota", build: b_resourcequota, args: &[] },
         Entry { name: deviceshare::NAME, build: b_deviceshare, args: deviceshare::ARGS },
     ],
-    devices: Some(deviceshare::mode),
+    devices: Some(deviceshare::device_conf),
 };
