@@ -467,6 +467,7 @@ impl Scheduler {
                 d.volume_bindings.iter().find(|v| v.namespace == p.spec.namespace && v.pod == p.spec.name).cloned()
             });
             if let Some(mut req) = self.mirror.assume(b.pod, b.node, &b.annotations) {
+                req.node_lock = b.node_lock.clone();
                 if let Some(vb) = vb {
                     self.mirror.assume_volumes(&vb);
                     req.volumes = Some(vb);

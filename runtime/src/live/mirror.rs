@@ -238,6 +238,9 @@ pub struct BindRequest {
     /// Annotations the decision put on the bind (`volcano.sh/gpu-index`, …), sent in the
     /// Binding's `metadata.annotations`; the API server copies them onto the pod.
     pub annotations: basalt_core::model::Labels,
+    /// The node lock to take before the Binding (`deviceshare.NodeLockEnable`,
+    /// [`super::node_lock`]); `None` for most binds.
+    pub node_lock: Option<String>,
 }
 
 /// How one watch event changed the mirror (for logs and tests).
@@ -727,6 +730,7 @@ impl Mirror {
         // The assumed pod holds its cards as the bound pod will (the API server copies the
         // Binding's annotations onto it), so the next cycle does not give them out again.
         spec.gpu.apply_annotations(annotations);
+        spec.vgpu.apply_annotations(annotations);
         let req = BindRequest {
             namespace: spec.namespace.clone(),
             name: spec.name.clone(),
@@ -734,6 +738,7 @@ impl Mirror {
             node: node_name,
             volumes: None,
             annotations: annotations.clone(),
+            node_lock: None,
         };
         self.assumed.insert(key, Assumed { uid: spec.uid.clone(), node: req.node.clone(), since: Instant::now() });
         self.put(Delta::Pod(spec)).ok()?;
@@ -898,6 +903,7 @@ mod tests {
                 node: "n1".into(),
                 volumes: None,
                 annotations: Default::default(),
+                node_lock: None,
             }
         );
         assert_eq!(node_of(&m, "a"), "n1");
