@@ -720,6 +720,18 @@ impl Mirror {
         }
     }
 
+    /// Records that a bind takes node lock `name` on `node` at `now_ms`
+    /// (`deviceshare.NodeLockEnable`): the node carries the lock from now on, as it will once
+    /// the binder has written it, so the next cycle does not send the node another device pod
+    /// before the node's watch event arrives.
+    pub fn assume_node_lock(&mut self, node: NodeId, name: &str, now_ms: i64) {
+        let Some(rec) = self.cluster.node(node) else { return };
+        let mut spec = rec.spec.clone();
+        spec.devices.locks.retain(|l| l.name != name);
+        spec.devices.locks.push(basalt_core::model::NodeLock { name: name.to_string(), since_ms: Some(now_ms) });
+        let _ = self.put(Delta::Node(spec));
+    }
+
     /// Records the decision to bind `pod` to `node`: the pod counts on the node from now on.
     /// Returns the bind to send, or `None` when the pod or node is gone.
     pub fn assume(&mut self, pod: PodId, node: NodeId, annotations: &basalt_core::model::Labels) -> Option<BindRequest> {
@@ -886,6 +898,16 @@ mod tests {
     fn node_of(m: &Mirror, name: &str) -> String {
         let id = m.cluster.pod_id("ns", name).unwrap();
         m.cluster.pod(id).unwrap().spec.node_name.clone()
+    }
+
+    #[test]
+    fn an_assumed_node_lock_is_on_the_node_for_the_next_cycle() {
+        let mut m = mirror();
+        let n = m.cluster.node_id("n1").unwrap();
+        m.assume_node_lock(n, "hamivgpu", 5_000);
+        m.assume_node_lock(n, "hamivgpu", 6_000);
+        let want = vec![basalt_core::model::NodeLock { name: "hamivgpu".into(), since_ms: Some(6_000) }];
+        assert_eq!(m.cluster.node(n).unwrap().spec.devices.locks, want, "one lock per name, the latest time");
     }
 
     #[test]
