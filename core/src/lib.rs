@@ -29,6 +29,8 @@ pub mod session;
 #[cfg(any(test, feature = "testkit"))]
 pub mod workload;
 #[cfg(any(test, feature = "testkit"))]
+pub mod workload_devices;
+#[cfg(any(test, feature = "testkit"))]
 pub mod workload_mixed;
 #[cfg(any(test, feature = "testkit"))]
 pub mod workload_topology;

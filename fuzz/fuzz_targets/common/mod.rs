@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod conf;
+pub mod devices;
 pub mod driver;
 pub mod evict;
 pub mod input;

@@ -4,6 +4,8 @@
 //! [`crate::convert`].
 
 pub mod bench;
+pub mod bench_devices;
+pub mod bench_pair;
 pub mod bench_plot;
 pub mod bench_sweep;
 pub mod bench_volumes;
