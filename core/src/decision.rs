@@ -15,8 +15,13 @@ pub struct Bind {
     pub node: NodeId,
     /// Annotations the plugins put on the pod with this bind (Volcano `TaskInfo.PodAnnotations`,
     /// sent in the Binding's `metadata.annotations`, which the API server copies onto the pod):
-    /// `volcano.sh/gpu-index` and `volcano.sh/predicate-time` for GPU share. Empty for most binds.
+    /// `volcano.sh/gpu-index` and `volcano.sh/predicate-time` for GPU share, the vGPU keys
+    /// (`volcano.sh/vgpu-ids-new`, …) for vGPU. Empty for most binds.
     pub annotations: crate::model::Labels,
+    /// `deviceshare.NodeLockEnable`: the node lock annotation to take on the node before the
+    /// Binding ([`crate::model::NODE_LOCK_VGPU`] or [`crate::model::NODE_LOCK_GPU`], value the
+    /// bind time in RFC 3339); `None` for most binds.
+    pub node_lock: Option<String>,
 }
 
 /// Evict `pod` (Volcano reasons: `preempt`, `reclaim`, `shuffle`, `gangpreempt`, `gangreclaim`).

@@ -133,6 +133,7 @@ pub fn generate(spec: &MixedSpec) -> Vec<Delta> {
             allocatable: alloc,
             ready: true,
             gpu_share: None,
+            devices: Default::default(),
         }));
     }
     // Running pods, a few of them terminating.

@@ -46,9 +46,9 @@ fn each_plugin_registers_what_it_implements() {
         ("nodegroup", mask(&[Predicate, NodeOrder])),
         // An AllocateFunc only: Volcano's task-topology has no DeallocateFunc.
         ("task-topology", mask(&[TaskOrder, NodeOrder, EventHandler])),
-        // Volcano's NodeOrderFn scores 0 for GPU share (ScheduleWeight serves vGPU only);
-        // card allocation is the Statement's, not an event handler.
-        ("deviceshare", mask(&[Predicate])),
+        // Volcano registers its NodeOrderFn always; it scores 0 for GPU share (ScheduleWeight
+        // serves vGPU only). Card allocation is the Statement's, not an event handler.
+        ("deviceshare", mask(&[Predicate, NodeOrder])),
         // Volcano's predicateFn, batchNodeOrderFn and the event handler keeping nodeResSets.
         ("numa-aware", mask(&[Predicate, BatchNodeOrder, EventHandler])),
     ];

@@ -6,7 +6,7 @@
 use super::k8s;
 use crate::conf::{Flag, PluginOption, SchedulerConf};
 use crate::kernels::masked_max::NodeMask;
-use crate::session::devices::DeviceMode;
+use crate::session::devices::DeviceConf;
 use crate::session::fit::Reason;
 use crate::session::node_view::NodeView;
 use crate::session::notes::CloseNotes;
@@ -368,9 +368,10 @@ pub struct Entry {
 pub struct Registry {
     /// Entries, in any order.
     pub entries: &'static [Entry],
-    /// The GPU share mode the session's device table follows under a conf (the registry's
-    /// deviceshare plugin reads it from its arguments); `None`: no device sharing.
-    pub devices: Option<fn(&SchedulerConf) -> DeviceMode>,
+    /// The device settings (mode, vGPU card policy and weight, node lock) the session's device
+    /// table follows under a conf (the registry's deviceshare plugin reads them from its
+    /// arguments); `None`: no device sharing.
+    pub devices: Option<fn(&SchedulerConf) -> DeviceConf>,
 }
 
 impl Registry {
@@ -379,9 +380,9 @@ impl Registry {
         self.entries.iter().find(|e| e.name == name)
     }
 
-    /// The GPU share mode of a session opened under `conf` ([`Registry::devices`]).
-    pub fn device_mode(&self, conf: &SchedulerConf) -> DeviceMode {
-        self.devices.map_or(DeviceMode::Off, |f| f(conf))
+    /// The device settings of a session opened under `conf` ([`Registry::devices`]).
+    pub fn device_conf(&self, conf: &SchedulerConf) -> DeviceConf {
+        self.devices.map_or(DeviceConf::default(), |f| f(conf))
     }
 
     /// Builds the plugin of `opt`, or `None` when the registry has no such plugin.

@@ -53,7 +53,7 @@ impl<'a> Session<'a> {
         registry: &Registry,
         observe: &mut dyn FnMut(CyclePhase),
     ) -> Self {
-        let state = State::open(arena, cluster, conf, opts, registry.device_mode(conf));
+        let state = State::open(arena, cluster, conf, opts, registry.device_conf(conf));
         observe(CyclePhase::TablesBuilt);
         let plugins = Plugins::open(conf, registry, &state, observe);
         Session { arena, state, plugins }

@@ -1,6 +1,6 @@
 //! Plain input types the runtime builds from Kubernetes objects (`runtime/src/convert`): nodes,
 //! pods, PodGroups, Queues, PriorityClasses, PodDisruptionBudgets, ResourceQuotas, storage objects
-//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes, NodeShards, GPU share devices and NUMA topologies. Owned
+//! (PVCs, PVs, StorageClasses, CSINodes), HyperNodes, NodeShards, GPU share and vGPU devices and NUMA topologies. Owned
 //! strings, no Kubernetes types; the [`crate::cluster::Cluster`] interns them. Field names follow the Kubernetes and Volcano APIs.
 
 mod affinity;
@@ -11,6 +11,7 @@ mod numa;
 mod objects;
 mod quota;
 mod shard;
+mod vgpu;
 mod volume;
 
 pub use affinity::*;
@@ -21,4 +22,5 @@ pub use numa::*;
 pub use objects::*;
 pub use quota::*;
 pub use shard::*;
+pub use vgpu::*;
 pub use volume::*;

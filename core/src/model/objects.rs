@@ -26,6 +26,9 @@ pub struct NodeSpec {
     /// when the node registers none, or registers them malformed (the runtime reports it).
     #[serde(default)]
     pub gpu_share: Option<super::device::GpuShareNode>,
+    /// vGPU cards (annotation `volcano.sh/node-vgpu-register`) and node lock annotations.
+    #[serde(default)]
+    pub devices: super::vgpu::NodeDevices,
 }
 
 /// Taint effect (`NoSchedule`, `PreferNoSchedule`, `NoExecute`).
@@ -166,6 +169,10 @@ pub struct PodSpec {
     /// (`volcano.sh/gpu-index`).
     #[serde(default)]
     pub gpu: super::device::PodGpu,
+    /// vGPU: per container the cards, memory and cores asked for, the card filters, the cards
+    /// held (`volcano.sh/vgpu-ids-new`).
+    #[serde(default)]
+    pub vgpu: super::vgpu::PodVgpu,
 }
 
 /// PodGroup phase (`status.phase`).

@@ -167,6 +167,16 @@ impl Registry {
                     continue;
                 };
                 check_arguments(entry.name, entry.args, &p.arguments, &mut out);
+                if entry.name == super::deviceshare::NAME {
+                    if let Some(why) = super::deviceshare::conflict(conf) {
+                        out.push(Unhonoured {
+                            kind: UnhonouredKind::Argument,
+                            name: p.name.clone(),
+                            message: format!("plugin deviceshare: {why} (Volcano exits); Basalt turns device sharing off"),
+                            strict: true,
+                        });
+                    }
+                }
             }
         }
         out

@@ -150,5 +150,5 @@ pub static REGISTRY: Registry = Registry {
         Entry { name: deviceshare::NAME, build: b_deviceshare, args: deviceshare::ARGS },
         Entry { name: numaaware::NAME, build: b_numaaware, args: numaaware::ARGS },
     ],
-    devices: Some(deviceshare::mode),
+    devices: Some(deviceshare::device_conf),
 };

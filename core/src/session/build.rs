@@ -41,7 +41,7 @@ pub(super) fn build<'a>(
     kept: Option<&'a Layout>,
     conf: &'a SchedulerConf,
     opts: &CycleOptions,
-    devices: super::devices::DeviceMode,
+    devices: super::devices::DeviceConf,
 ) -> State<'a> {
     // A read-only column: borrowed from the kept layout, else copied into the arena.
     fn col<'a, T: Copy>(arena: &'a Bump, kept: Option<&'a [T]>, v: &[T]) -> &'a [T] {

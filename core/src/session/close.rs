@@ -124,15 +124,79 @@ fn same_condition(a: &PodGroupCondition, b: &PodGroupCondition) -> bool {
 /// The annotations bind `t` carries: the GPU share cards it took (Volcano's
 /// `gpuIndexAnnotations`: `volcano.sh/gpu-index` = the ids joined by `,`,
 /// `volcano.sh/predicate-time` = when, in ns since the Unix epoch; the cycle's `now`, where
-/// Volcano reads the wall clock).
-fn bind_annotations(s: &State<'_>, t: TaskIdx) -> crate::model::Labels {
-    let mut out = crate::model::Labels::new();
+/// Volcano reads the wall clock), or the vGPU cards (Volcano vgpu `Allocate`:
+/// `volcano.sh/vgpu-ids-new` and `volcano.sh/devices-to-allocate` = the cards per container,
+/// `volcano.sh/vgpu-node`, `volcano.sh/vgpu-time` and `volcano.sh/bind-time` in s since the
+/// epoch, `volcano.sh/bind-phase: allocating`).
+fn bind_annotations(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> crate::model::Labels {
+    use crate::model as m;
+    let mut out = m::Labels::new();
+    if s.devices.mode == super::devices::DeviceMode::Vgpu {
+        let uses = s.devices.vgpu_held(t);
+        if uses.is_empty() {
+            return out;
+        }
+        let start = s.devices.cards(n).start;
+        let mut ctrs = vec![Vec::new(); s.tasks.rec[t.ix()].spec.vgpu.requests.len()];
+        for u in uses {
+            if let Some(c) = ctrs.get_mut(u.container as usize) {
+                c.push(m::VgpuHeld {
+                    uuid: s.devices.uuid[start + u.card as usize].to_string(),
+                    kind: "NVIDIA".into(),
+                    memory: u.memory,
+                    cores: u.cores,
+                });
+            }
+        }
+        let ids = m::encode_pod_devices(&ctrs);
+        let secs = (s.now_ms / 1000).to_string();
+        out.insert(m::VGPU_NODE.to_string(), s.nodes.rec[n.ix()].spec.name.clone());
+        out.insert(m::VGPU_TIME.to_string(), secs.clone());
+        out.insert(m::DEVICES_TO_ALLOCATE.to_string(), ids.clone());
+        out.insert(m::VGPU_IDS_NEW.to_string(), ids);
+        out.insert(m::BIND_PHASE.to_string(), "allocating".into());
+        out.insert(m::BIND_TIME.to_string(), secs);
+        return out;
+    }
     let cards = s.device_held(t);
     if cards != 0 {
-        out.insert(crate::model::GPU_INDEX.to_string(), super::devices::index_value(cards));
-        out.insert(crate::model::PREDICATE_TIME.to_string(), s.now_ms.saturating_mul(1_000_000).to_string());
+        out.insert(m::GPU_INDEX.to_string(), super::devices::index_value(cards));
+        out.insert(m::PREDICATE_TIME.to_string(), s.now_ms.saturating_mul(1_000_000).to_string());
     }
     out
+}
+
+/// Volcano's `addNodeSharableDeviceUsage` for the queue's `status.allocated`: a task asking for
+/// vGPU on a node with vGPU cards counts, in place of its `volcano.sh/vgpu-memory` and
+/// `volcano.sh/vgpu-cores` requests, Σ memory and Σ cores of the cards it holds (milli-units,
+/// as Volcano's ×1000). `Some((memory dim, cores dim, memory, cores))`; `None` when that does
+/// not apply (no vGPU mode, no request, no cards held).
+fn vgpu_queue_usage(s: &State<'_>, t: TaskIdx) -> Option<(Option<usize>, Option<usize>, i64, i64)> {
+    if s.devices.mode != super::devices::DeviceMode::Vgpu || !s.device_request(t) {
+        return None;
+    }
+    let uses = s.devices.vgpu_held(t);
+    if uses.is_empty() {
+        return None;
+    }
+    let r = &s.cluster.resources;
+    let (dm, dc) = (r.find(crate::model::VGPU_MEMORY), r.find(crate::model::VGPU_CORES));
+    let mem = uses.iter().map(|u| u.memory as i64).sum::<i64>().saturating_mul(1000);
+    let cores = uses.iter().map(|u| i64::from(u.cores)).sum::<i64>().saturating_mul(1000);
+    Some((dm, dc, mem, cores))
+}
+
+/// The node lock bind `t` takes ([`crate::decision::Bind::node_lock`]).
+fn bind_node_lock(s: &State<'_>, t: TaskIdx) -> Option<String> {
+    if !s.holds_lock(t) {
+        return None;
+    }
+    let name = if s.devices.mode == super::devices::DeviceMode::Vgpu {
+        crate::model::NODE_LOCK_VGPU
+    } else {
+        crate::model::NODE_LOCK_GPU
+    };
+    Some(name.to_string())
 }
 
 /// Builds the cycle's decisions from a closed session.
@@ -141,7 +205,12 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         binds: s
             .binds
             .iter()
-            .map(|&(t, n)| Bind { pod: s.tasks.pod[t.ix()], node: s.nodes.id[n.ix()], annotations: bind_annotations(s, t) })
+            .map(|&(t, n)| Bind {
+                pod: s.tasks.pod[t.ix()],
+                node: s.nodes.id[n.ix()],
+                annotations: bind_annotations(s, t, n),
+                node_lock: bind_node_lock(s, t),
+            })
             .collect(),
         evictions: s.evictions.iter().map(|(t, r)| Eviction { pod: s.tasks.pod[t.ix()], reason: r.clone() }).collect(),
         skipped: s.skipped.clone(),
@@ -235,8 +304,14 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
             continue;
         }
         let q = s.jobs.queue[j.ix()] as usize;
+        let vgpu = vgpu_queue_usage(s, t);
         for (d, v) in s.tasks.req(t, dims).iter().enumerate() {
-            alloc[q * dims + d] = alloc[q * dims + d].saturating_add(*v);
+            let v = match vgpu {
+                Some((dm, _, mem, _)) if dm == Some(d) => mem,
+                Some((_, dc, _, cores)) if dc == Some(d) => cores,
+                _ => *v,
+            };
+            alloc[q * dims + d] = alloc[q * dims + d].saturating_add(v);
         }
     }
     let own = alloc.clone();

@@ -56,6 +56,12 @@ pub enum Reason {
     /// `GpuShare cards of node <name> not used: a pod on it has a malformed
     /// volcano.sh/gpu-index` (Basalt: card usage there is unknown, so no card is given out).
     GpuCardsUnknown(Sym),
+    /// `hami-vgpuDeviceSharing error` (deviceshare, vGPU: Volcano's `FilterNode` reason when a
+    /// container finds no cards; the same text for every cause, as in Volcano).
+    VgpuSharing,
+    /// `vGPU cards of node <name> not used: its volcano.sh/node-vgpu-register or a pod's
+    /// volcano.sh/vgpu-ids-new on it is malformed` (Basalt: card usage there is unknown).
+    VgpuCardsUnknown(Sym),
     /// `node isn't in scheduler node shard` (hard node sharding: the node is not in this
     /// scheduler's NodeShard).
     NotInShard,
@@ -128,6 +134,11 @@ impl Reason {
             }
             Reason::NumaCpuAllocatableEmpty => "cpu allocatable map is empty".into(),
             Reason::NumaContainer(i) => format!("container {i} cannot be assigned by numa"),
+            Reason::VgpuSharing => "hami-vgpuDeviceSharing error".into(),
+            Reason::VgpuCardsUnknown(n) => format!(
+                "vGPU cards of node {} not used: its volcano.sh/node-vgpu-register or a pod's volcano.sh/vgpu-ids-new on it is malformed",
+                c.names.resolve(n)
+            ),
             Reason::GpuCardsUnknown(n) => format!(
                 "GpuShare cards of node {} not used: a pod on it has a malformed volcano.sh/gpu-index",
                 c.names.resolve(n)

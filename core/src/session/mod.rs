@@ -23,6 +23,7 @@ pub mod fit;
 pub mod statement;
 pub mod tables;
 pub mod topology;
+pub mod vgpu;
 pub mod volumes;
 
 use crate::cluster::Cluster;
@@ -355,15 +356,15 @@ impl<'a> State<'a> {
 impl<'a> State<'a> {
     /// Builds a session's tables in `arena` from `cluster` (Volcano `OpenSession` before the
     /// plugins open), from the layout the cluster keeps when it is current
-    /// ([`Cluster::prepared`]), else from a fresh one; the GPU cards follow `devices` (the mode
-    /// the registry's deviceshare plugin reads from the conf, [`devices::DeviceMode::Off`]
-    /// without it).
+    /// ([`Cluster::prepared`]), else from a fresh one; the GPU cards follow `devices` (the
+    /// settings the registry's deviceshare plugin reads from the conf, mode
+    /// [`devices::DeviceMode::Off`] without it).
     pub fn open(
         arena: &'a Bump,
         cluster: &'a Cluster,
         conf: &'a SchedulerConf,
         opts: &CycleOptions,
-        devices: devices::DeviceMode,
+        devices: devices::DeviceConf,
     ) -> Self {
         let dq = conf.options.default_queue.as_str();
         let mut state = match cluster.prepared(dq) {

@@ -6,6 +6,7 @@
 //! handlers Volcano fires (undoing an allocate or pipeline fires `DeallocateFunc`, undoing an
 //! evict fires `AllocateFunc`).
 
+use super::devices::Held;
 use super::tables::*;
 use super::{Session, SessionEvents};
 use bumpalo::collections::Vec as BVec;
@@ -41,9 +42,10 @@ pub struct Op<'a> {
     /// For [`OpKind::UnPipeline`]: the task that followed it in the node's task list ([`NONE`]
     /// when it was last), where undoing puts it back.
     pub next_on_node: u32,
-    /// GPU share cards the operation took (allocate, pipeline) or freed (unpipeline, evict),
-    /// bit `i` = card id `i` of `node` ([`super::devices`]); undone exactly by discard.
-    pub cards: u64,
+    /// Devices the operation took (allocate, pipeline) or freed (unpipeline, evict): cards
+    /// (bit `i` = card id `i` of `node`), vGPU uses and the node lock ([`super::devices`]);
+    /// undone exactly by discard.
+    pub cards: Held<'a>,
 }
 
 /// An open transaction on the session, allocated from the session arena.
@@ -81,7 +83,16 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn log(&self, st: &mut Statement<'a>, kind: OpKind, t: TaskIdx, n: NodeIdx, prev: TaskStatus, reason: &'a str, cards: u64) {
+    fn log(
+        &self,
+        st: &mut Statement<'a>,
+        kind: OpKind,
+        t: TaskIdx,
+        n: NodeIdx,
+        prev: TaskStatus,
+        reason: &'a str,
+        cards: Held<'a>,
+    ) {
         let prev_eviction_occurred = self.state.tasks.eviction_occurred[t.ix()];
         let next_on_node = self.state.tasks.next_on_node[t.ix()];
         st.ops.push(Op { kind, task: t, node: n, prev, prev_eviction_occurred, reason, next_on_node, cards });
@@ -96,7 +107,7 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         if !self.state.fits_idle(req, n) {
             return false;
         }
-        let Some(cards) = self.state.device_pick(t, n) else { return false };
+        let Some(cards) = self.state.device_pick(t, n, self.arena) else { return false };
         let prev = self.state.tasks.status[t.ix()];
         self.log(st, OpKind::Allocate, t, n, prev, "", cards);
         self.state.set_status(t, TaskStatus::Allocated);
@@ -111,7 +122,7 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
     /// Fires `AllocateFunc`, and takes GPU share cards as allocate does (none when no card can
     /// take it: the predicate, which ran before, said one could).
     pub fn pipeline_evicted(&mut self, st: &mut Statement<'a>, t: TaskIdx, n: NodeIdx, eviction_occurred: bool) {
-        let cards = self.state.device_pick(t, n).unwrap_or(0);
+        let cards = self.state.device_pick(t, n, self.arena).unwrap_or_default();
         let prev = self.state.tasks.status[t.ix()];
         self.log(st, OpKind::Pipeline, t, n, prev, "", cards);
         self.state.set_status(t, TaskStatus::Pipelined);
@@ -134,7 +145,7 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         if self.state.tasks.status[t.ix()] != TaskStatus::Pipelined {
             return;
         }
-        let cards = self.state.device_held(t);
+        let cards = self.state.device_holding(t, self.arena);
         self.log(st, OpKind::UnPipeline, t, n, TaskStatus::Pipelined, "", cards);
         self.state.device_release(t, n, cards);
         self.state.node_remove_task(t);
@@ -152,7 +163,7 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         };
         let reason: &'a str = self.arena.alloc_str(reason);
         let prev = self.state.tasks.status[t.ix()];
-        let cards = self.state.device_held(t);
+        let cards = self.state.device_holding(t, self.arena);
         self.log(st, OpKind::Evict, t, n, prev, reason, cards);
         self.state.device_release(t, n, cards);
         self.state.node_update_status(t, TaskStatus::Releasing);
@@ -218,7 +229,7 @@ impl<'a, P: SessionEvents<'a>> Session<'a, P> {
         if !self.state.fits_idle(req, n) {
             return false;
         }
-        let Some(cards) = self.state.device_pick(t, n) else { return false };
+        let Some(cards) = self.state.device_pick(t, n, self.arena) else { return false };
         self.state.set_status(t, TaskStatus::Allocated);
         self.state.node_add_task(t, n);
         self.state.device_take(t, n, cards);

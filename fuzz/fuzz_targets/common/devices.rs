@@ -1,21 +1,25 @@
 //! The device-model driver of `session_devices`: nodes with GPU share cards (some unhealthy,
 //! some with pods already holding cards, some with a malformed `volcano.sh/gpu-index`), pods
-//! asking card memory (GPU share) or whole cards (GPU number), then
+//! asking card memory (GPU share) or whole cards (GPU number), or vGPU cards (HAMi: per card a
+//! share count, memory and cores; pods asking one or two cards with memory and cores, some
+//! already holding cards through `volcano.sh/vgpu-ids-new`), then
 //!
 //! 1. a sequence of Statement operations (allocate, pipeline, evict, unpipeline, backfill's
 //!    allocate between Statements, commit, discard) on one session, checking the card table after every one
 //!    against an independent recount from the tasks' held cards, that no operation puts a card
-//!    over its memory (share) or gives a busy card (number) or an unhealthy one, and that a
-//!    discard puts every card back as it was;
+//!    over its memory (share, vGPU), its cores or share count (vGPU), or gives a busy card
+//!    (number) or an unhealthy one (share, number), and that a discard puts every card back as
+//!    it was;
 //! 2. one to three full cycles (enqueue, allocate, preempt, backfill) whose binds are applied
-//!    with their `volcano.sh/gpu-index` annotation, checking that every card that started
-//!    within its memory stays within it, counted independently from the pods' annotations.
+//!    with their `volcano.sh/gpu-index` (`volcano.sh/vgpu-ids-new`) annotation, checking that
+//!    every card that started within its memory stays within it, counted independently from the
+//!    pods' annotations.
 
 use arbitrary::Arbitrary;
 use basalt_core::framework::Session;
 use basalt_core::model::*;
 use basalt_core::resource::ResourceList;
-use basalt_core::session::devices::DeviceMode;
+use basalt_core::session::devices::{DeviceMode, VgpuUse};
 use basalt_core::session::tables::{NodeIdx, TaskIdx, TaskStatus};
 use basalt_core::{run_cycle, Cluster, CycleOptions, Delta, SchedulerConf};
 
@@ -39,6 +43,7 @@ pub struct DevPod {
     index_malformed: bool,
     group: u8,
     high_priority: bool,
+    cores: u8,
 }
 
 /// A Statement operation on task / node indices (taken modulo the table sizes).
@@ -57,6 +62,7 @@ pub enum DevOp {
 #[derive(Arbitrary, Debug)]
 pub struct DevInput {
     number_mode: bool,
+    vgpu_mode: bool,
     nodes: Vec<DevNode>,
     pods: Vec<DevPod>,
     ops: Vec<DevOp>,
@@ -66,8 +72,14 @@ pub struct DevInput {
 
 const UNIT: u64 = 1000;
 
-fn conf(number_mode: bool) -> SchedulerConf {
-    let flag = if number_mode { "deviceshare.GPUNumberEnable" } else { "deviceshare.GPUSharingEnable" };
+fn conf(input: &DevInput) -> SchedulerConf {
+    let flag = if input.vgpu_mode {
+        "deviceshare.VGPUEnable"
+    } else if input.number_mode {
+        "deviceshare.GPUNumberEnable"
+    } else {
+        "deviceshare.GPUSharingEnable"
+    };
     let text = format!(
         "actions: \"enqueue, allocate, preempt, backfill\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n\
          - plugins:\n  - name: predicates\n  - name: deviceshare\n    arguments:\n      {flag}: true\n  - name: proportion\n  - name: nodeorder\n"
@@ -88,7 +100,22 @@ fn deltas(input: &DevInput) -> Vec<Delta> {
         alloc.insert("cpu".into(), (i64::from(n.cpu % 8) + 1) * 1000);
         alloc.insert("memory".into(), 64 << 30);
         alloc.insert("pods".into(), 110);
-        let gpu_share = (number > 0).then(|| {
+        let vgpu = (input.vgpu_mode && number > 0).then(|| {
+            alloc.insert(VGPU_NUMBER.into(), i64::from(number) * 4000);
+            alloc.insert(VGPU_MEMORY.into(), (per_card * u64::from(number)) as i64 * 1000);
+            alloc.insert(VGPU_CORES.into(), i64::from(number) * 100_000);
+            let cards = (0..number)
+                .map(|id| VgpuCard {
+                    uuid: format!("GPU-n{i}-{id}"),
+                    number: 1 + (id + u32::from(n.cpu)) % 4,
+                    memory: per_card,
+                    card_type: "NVIDIA-T4".into(),
+                    health: !n.unhealthy.contains(&(id as u8)),
+                })
+                .collect();
+            VgpuNode { cards, malformed: false }
+        });
+        let gpu_share = (number > 0 && !input.vgpu_mode).then(|| {
             alloc.insert(GPU_MEMORY.into(), (per_card * u64::from(number)) as i64);
             alloc.insert(GPU_NUMBER.into(), i64::from(number));
             let mut unhealthy: Vec<u32> = n.unhealthy.iter().take(3).map(|&u| u32::from(u % 10)).collect();
@@ -106,6 +133,7 @@ fn deltas(input: &DevInput) -> Vec<Delta> {
             allocatable: alloc,
             ready: true,
             gpu_share,
+            devices: NodeDevices { vgpu, locks: Vec::new() },
             ..Default::default()
         }));
     }
@@ -122,7 +150,17 @@ fn deltas(input: &DevInput) -> Vec<Delta> {
     }
     for (i, p) in input.pods.iter().take(24).enumerate() {
         let mut gpu = PodGpu::default();
-        if input.number_mode {
+        let mut vgpu = PodVgpu::default();
+        let vmem = u64::from(p.memory % 20) * UNIT / 2;
+        let vcores = u32::from(p.cores % 11) * 10;
+        if input.vgpu_mode {
+            vgpu.requests = vec![VgpuRequest {
+                number: 1 + u32::from(p.number % 2),
+                memory: vmem,
+                mem_percentage: if vmem == 0 { 100 } else { 101 },
+                cores: vcores,
+            }];
+        } else if input.number_mode {
             gpu.number = u32::from(p.number % 4);
         } else {
             gpu.memory = u64::from(p.memory % 20) * UNIT / 2;
@@ -137,11 +175,25 @@ fn deltas(input: &DevInput) -> Vec<Delta> {
         if gpu.number > 0 {
             resreq.insert(GPU_NUMBER.into(), i64::from(gpu.number));
         }
+        if input.vgpu_mode {
+            resreq.insert(VGPU_NUMBER.into(), i64::from(vgpu.requests[0].number) * 1000);
+        }
         let node_name = match p.on_node {
             Some(n) if !nodes.is_empty() => {
                 gpu.index = p.index.iter().take(2).map(|&c| u32::from(c % 10)).collect();
                 gpu.index_invalid = p.index_malformed && p.index.is_empty();
-                format!("n{}", n as usize % nodes.len())
+                let node = n as usize % nodes.len();
+                // One entry per card: a pod holds a card once (HAMi core's AddPod).
+                let ids: std::collections::BTreeSet<u32> = gpu.index.iter().copied().collect();
+                let held = ids.into_iter().map(|id| VgpuHeld {
+                    uuid: format!("GPU-n{node}-{id}"),
+                    kind: "NVIDIA".into(),
+                    memory: vmem,
+                    cores: vcores,
+                });
+                vgpu.held = vec![held.collect()];
+                vgpu.held_invalid = gpu.index_invalid;
+                format!("n{node}")
             }
             _ => String::new(),
         };
@@ -159,6 +211,7 @@ fn deltas(input: &DevInput) -> Vec<Delta> {
             nonzero_memory_bytes: 1 << 30,
             resreq,
             gpu,
+            vgpu,
             preemptable: true,
             ..Default::default()
         }));
@@ -166,12 +219,14 @@ fn deltas(input: &DevInput) -> Vec<Delta> {
     out
 }
 
-/// Card usage as the table holds it, for comparison before and after a discard.
-type Usage = (Vec<u64>, Vec<u32>, Vec<u64>);
+/// Card usage as the table holds it, for comparison before and after a discard: memory, pods,
+/// held masks, cores (vGPU), per-task vGPU uses and node locks.
+type Usage = (Vec<u64>, Vec<u32>, Vec<u64>, Vec<u32>, Vec<Vec<VgpuUse>>, Vec<u32>);
 
 fn usage(ssn: &Session<'_>) -> Usage {
     let d = &ssn.state.devices;
-    (d.used_memory().to_vec(), d.pods().to_vec(), d.held().to_vec())
+    let uses = (0..ssn.state.tasks.len).map(|i| d.vgpu_held(TaskIdx(i as u32)).to_vec()).collect();
+    (d.used_memory().to_vec(), d.pods().to_vec(), d.held().to_vec(), d.used_cores().to_vec(), uses, d.locks().to_vec())
 }
 
 /// Recounts every card's memory in use and sharing pods from the tasks' held cards and checks
@@ -181,6 +236,32 @@ fn check_table(ssn: &Session<'_>) {
     let d = &s.devices;
     let mut memory = vec![0u64; d.memory.len()];
     let mut pods = vec![0u32; d.memory.len()];
+    if d.mode == DeviceMode::Vgpu {
+        let mut cores = vec![0u32; d.memory.len()];
+        for i in 0..s.tasks.len {
+            let t = TaskIdx(i as u32);
+            let uses = d.vgpu_held(t);
+            let mask = uses.iter().fold(0u64, |m, u| m | (1 << u.card));
+            assert_eq!(d.held()[i], mask, "task {i}'s card mask differs from its vGPU uses");
+            if uses.is_empty() {
+                continue;
+            }
+            let n = s.tasks.node_of(t).expect("a task holding cards is on a node");
+            assert_ne!(s.tasks.status()[i], TaskStatus::Releasing, "a releasing task still holds cards");
+            let cards = d.cards(n);
+            for u in uses {
+                let c = cards.start + u.card as usize;
+                assert!(c < cards.end, "task {i} holds card {}, which its node does not have", u.card);
+                memory[c] += u.memory;
+                cores[c] += u.cores;
+                pods[c] += 1;
+            }
+        }
+        assert_eq!(memory, d.used_memory(), "vGPU card memory in use differs from the holders' sum");
+        assert_eq!(cores, d.used_cores(), "vGPU card cores in use differ from the holders' sum");
+        assert_eq!(pods, d.pods(), "vGPU card pod counts differ from the holders' count");
+        return;
+    }
     for i in 0..s.tasks.len {
         let t = TaskIdx(i as u32);
         let held = d.held()[i];
@@ -210,11 +291,18 @@ fn check_taken(ssn: &Session<'_>, t: TaskIdx, pods_before: &[u32]) {
     let cards = d.cards(n);
     for id in basalt_core::session::devices::ids(held) {
         let c = cards.start + id as usize;
+        if d.mode == DeviceMode::Vgpu {
+            // Volcano's vGPU filter does not read health.
+            assert!(d.used_memory()[c] <= d.memory[c], "vGPU card {id} of node {} over its memory", n.0);
+            assert!(d.used_cores()[c] <= 100, "vGPU card {id} of node {} over 100 cores", n.0);
+            assert!(d.pods()[c] <= d.share_limit[c], "vGPU card {id} of node {} over its share count", n.0);
+            continue;
+        }
         assert!(d.healthy[c], "task {} took unhealthy card {id}", t.0);
         match d.mode {
             DeviceMode::Share => assert!(d.used_memory()[c] <= d.memory[c], "card {id} of node {} overcommitted", n.0),
             DeviceMode::Number => assert_eq!(pods_before[c], 0, "task {} took busy card {id}", t.0),
-            DeviceMode::Off => panic!("cards taken with device sharing off"),
+            DeviceMode::Off | DeviceMode::Vgpu => panic!("cards taken with device sharing off"),
         }
     }
 }
@@ -286,11 +374,20 @@ fn card_use(cluster: &Cluster, input: &DevInput) -> Vec<(String, u32, u64, u64)>
         let per_card = (u64::from(n.memory % 16) + 1) * UNIT;
         for id in 0..number {
             let name = format!("n{i}");
-            let used = cluster
-                .pods()
-                .filter(|(_, p)| p.spec.node_name == name && !p.spec.gpu.index_invalid && p.spec.gpu.index.contains(&id))
-                .map(|(_, p)| p.spec.gpu.memory)
-                .sum();
+            let uuid = format!("GPU-{name}-{id}");
+            let used = if input.vgpu_mode {
+                cluster
+                    .pods()
+                    .filter(|(_, p)| p.spec.node_name == name && !p.spec.vgpu.held_invalid)
+                    .flat_map(|(_, p)| p.spec.vgpu.held.iter().flatten().filter(|h| h.uuid == uuid).map(|h| h.memory))
+                    .sum()
+            } else {
+                cluster
+                    .pods()
+                    .filter(|(_, p)| p.spec.node_name == name && !p.spec.gpu.index_invalid && p.spec.gpu.index.contains(&id))
+                    .map(|(_, p)| p.spec.gpu.memory)
+                    .sum()
+            };
             out.push((name, id, used, per_card));
         }
     }
@@ -310,6 +407,7 @@ fn cycles(cluster: &mut Cluster, conf: &SchedulerConf, input: &DevInput) {
                 spec.node_name = n.spec.name.clone();
                 spec.phase = PodPhase::Running;
                 spec.gpu.apply_annotations(&b.annotations);
+                spec.vgpu.apply_annotations(&b.annotations);
                 reactions.push(Delta::Pod(spec));
             }
         }
@@ -331,7 +429,7 @@ fn cycles(cluster: &mut Cluster, conf: &SchedulerConf, input: &DevInput) {
 
 /// Runs one device fuzz case.
 pub fn run(input: &DevInput) {
-    let conf = conf(input.number_mode);
+    let conf = conf(input);
     let mut cluster = Cluster::new();
     for d in deltas(input) {
         let _ = cluster.apply(d);

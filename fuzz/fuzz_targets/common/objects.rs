@@ -89,6 +89,7 @@ fn node(i: usize, n: &NodeIn) -> NodeSpec {
         allocatable,
         ready: n.not_ready % 8 != 7,
         gpu_share: None,
+        devices: Default::default(),
     }
 }
 

@@ -150,7 +150,7 @@ mod tests {
         let share_names = names(&share);
         let at = share_names.iter().position(|n| n == "predicates").expect("the default conf has predicates");
         assert_eq!(share_names[at + 1], "deviceshare");
-        assert_eq!(basalt_core::plugins::deviceshare::mode(&share), basalt_core::session::devices::DeviceMode::Share);
+        assert_eq!(basalt_core::plugins::deviceshare::device_conf(&share).mode, basalt_core::session::devices::DeviceMode::Share);
     }
 
     #[test]

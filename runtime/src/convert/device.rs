@@ -19,7 +19,7 @@ use std::sync::Mutex;
 static REPORTED: Mutex<BTreeSet<(String, String, String, String)>> = Mutex::new(BTreeSet::new());
 
 /// Logs a malformed device field of an object, once per object, field and value.
-fn report(kind: &str, name: &str, field: &str, value: &str, what: &str) {
+pub(super) fn report(kind: &str, name: &str, field: &str, value: &str, what: &str) {
     let key = (kind.to_string(), name.to_string(), field.to_string(), value.to_string());
     let first = REPORTED.lock().map(|mut r| r.insert(key)).unwrap_or(true);
     if first {
@@ -28,7 +28,7 @@ fn report(kind: &str, name: &str, field: &str, value: &str, what: &str) {
 }
 
 /// A quantity's whole value (Kubernetes `Value()`), `None` when malformed or negative.
-fn value(q: &str) -> Option<u64> {
+pub(super) fn value(q: &str) -> Option<u64> {
     quantity::to_units(q).ok().and_then(|v| u64::try_from(v).ok())
 }
 

@@ -22,6 +22,7 @@ pub mod quantity;
 pub mod queue;
 pub mod quota;
 pub mod resources;
+pub mod vgpu;
 pub mod volume;
 
 pub use disruption::convert_pod_disruption_budget;

@@ -49,6 +49,7 @@ pub fn convert_node(node: &k8s::Node) -> Result<NodeSpec, ConvertError> {
         capacity,
         ready,
         gpu_share: super::device::node_gpu_share(&name, node),
+        devices: super::vgpu::node_devices(&name, node),
         name,
     })
 }

@@ -279,6 +279,7 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         volume_claims: super::volume::pod_volume_claims(&name, spec),
         resource_claims: spec.resource_claims.iter().flatten().map(|c| c.name.clone()).collect(),
         gpu: super::device::pod_gpu(&key, spec, &annotations),
+        vgpu: super::vgpu::pod_vgpu(&key, spec, &annotations),
         labels,
         namespace: ns,
         name,

@@ -102,10 +102,29 @@ fn binding_body(r: &BindRequest) -> serde_json::Value {
     })
 }
 
-/// Sends one bind with retries; never panics, always returns an outcome. A bind with volume
-/// bindings first binds the claims ([`super::volume_binder`]); when that fails the Binding is
-/// not sent and the outcome is Volcano's PreBind failure.
+/// Sends one bind with retries; never panics, always returns an outcome. A bind with a node
+/// lock first takes it ([`super::node_lock`]; when it cannot, nothing else is sent) and removes
+/// it again when the bind fails. A bind with volume bindings then binds the claims
+/// ([`super::volume_binder`]); when that fails the Binding is not sent and the outcome is
+/// Volcano's PreBind failure.
 pub async fn bind_one(client: &Client, limiter: &RateLimiter, cfg: &BinderConfig, r: BindRequest) -> BindResult {
+    let Some(lock) = r.node_lock.clone() else { return bind_unlocked(client, limiter, cfg, r).await };
+    limiter.acquire().await;
+    if let Err(e) = super::node_lock::lock(client, &r.node, &lock).await {
+        let msg = format!("node {} locked for {}/{} {lock} lockname: {e}", r.node, r.namespace, r.name);
+        return BindResult { request: r, outcome: BindOutcome::Failed(msg), attempts: 1 };
+    }
+    let res = bind_unlocked(client, limiter, cfg, r).await;
+    if res.outcome != BindOutcome::Bound {
+        limiter.acquire().await;
+        if let Err(e) = super::node_lock::release(client, &res.request.node, &lock).await {
+            tracing::warn!(node = %res.request.node, lock = %lock, "the bind failed and its node lock could not be removed: {e}");
+        }
+    }
+    res
+}
+
+async fn bind_unlocked(client: &Client, limiter: &RateLimiter, cfg: &BinderConfig, r: BindRequest) -> BindResult {
     if let Some(vb) = &r.volumes {
         limiter.acquire().await;
         if let Err(e) = super::volume_binder::bind_volumes(client, vb, cfg.volume_timeout).await {
@@ -213,6 +232,7 @@ mod tests {
             node: "n".into(),
             volumes: None,
             annotations: [("volcano.sh/gpu-index".to_string(), "1".to_string())].into(),
+            node_lock: None,
         });
         assert_eq!(b["metadata"]["uid"], "u");
         assert_eq!(b["metadata"]["annotations"]["volcano.sh/gpu-index"], "1");

@@ -467,6 +467,10 @@ impl Scheduler {
                 d.volume_bindings.iter().find(|v| v.namespace == p.spec.namespace && v.pod == p.spec.name).cloned()
             });
             if let Some(mut req) = self.mirror.assume(b.pod, b.node, &b.annotations) {
+                if let Some(lock) = &b.node_lock {
+                    self.mirror.assume_node_lock(b.node, lock, now_ms);
+                    req.node_lock = Some(lock.clone());
+                }
                 if let Some(vb) = vb {
                     self.mirror.assume_volumes(&vb);
                     req.volumes = Some(vb);

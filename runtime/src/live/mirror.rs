@@ -246,6 +246,9 @@ pub struct BindRequest {
     /// Annotations the decision put on the bind (`volcano.sh/gpu-index`, …), sent in the
     /// Binding's `metadata.annotations`; the API server copies them onto the pod.
     pub annotations: basalt_core::model::Labels,
+    /// The node lock to take before the Binding (`deviceshare.NodeLockEnable`,
+    /// [`super::node_lock`]); `None` for most binds.
+    pub node_lock: Option<String>,
 }
 
 /// How one watch event changed the mirror (for logs and tests).
@@ -766,6 +769,18 @@ impl Mirror {
         }
     }
 
+    /// Records that a bind takes node lock `name` on `node` at `now_ms`
+    /// (`deviceshare.NodeLockEnable`): the node carries the lock from now on, as it will once
+    /// the binder has written it, so the next cycle does not send the node another device pod
+    /// before the node's watch event arrives.
+    pub fn assume_node_lock(&mut self, node: NodeId, name: &str, now_ms: i64) {
+        let Some(rec) = self.cluster.node(node) else { return };
+        let mut spec = rec.spec.clone();
+        spec.devices.locks.retain(|l| l.name != name);
+        spec.devices.locks.push(basalt_core::model::NodeLock { name: name.to_string(), since_ms: Some(now_ms) });
+        let _ = self.put(Delta::Node(spec));
+    }
+
     /// Records the decision to bind `pod` to `node`: the pod counts on the node from now on.
     /// Returns the bind to send, or `None` when the pod or node is gone.
     pub fn assume(&mut self, pod: PodId, node: NodeId, annotations: &basalt_core::model::Labels) -> Option<BindRequest> {
@@ -776,6 +791,7 @@ impl Mirror {
         // The assumed pod holds its cards as the bound pod will (the API server copies the
         // Binding's annotations onto it), so the next cycle does not give them out again.
         spec.gpu.apply_annotations(annotations);
+        spec.vgpu.apply_annotations(annotations);
         let req = BindRequest {
             namespace: spec.namespace.clone(),
             name: spec.name.clone(),
@@ -783,6 +799,7 @@ impl Mirror {
             node: node_name,
             volumes: None,
             annotations: annotations.clone(),
+            node_lock: None,
         };
         self.assumed.insert(key, Assumed { uid: spec.uid.clone(), node: req.node.clone(), since: Instant::now() });
         self.put(Delta::Pod(spec)).ok()?;
@@ -933,6 +950,16 @@ mod tests {
     }
 
     #[test]
+    fn an_assumed_node_lock_is_on_the_node_for_the_next_cycle() {
+        let mut m = mirror();
+        let n = m.cluster.node_id("n1").unwrap();
+        m.assume_node_lock(n, "hamivgpu", 5_000);
+        m.assume_node_lock(n, "hamivgpu", 6_000);
+        let want = vec![basalt_core::model::NodeLock { name: "hamivgpu".into(), since_ms: Some(6_000) }];
+        assert_eq!(m.cluster.node(n).unwrap().spec.devices.locks, want, "one lock per name, the latest time");
+    }
+
+    #[test]
     fn stale_update_does_not_undo_an_assumed_bind() {
         let mut m = mirror();
         m.handle(WatchEvent::Apply(pod("a", "u1", "", "volcano")));
@@ -947,6 +974,7 @@ mod tests {
                 node: "n1".into(),
                 volumes: None,
                 annotations: Default::default(),
+                node_lock: None,
             }
         );
         assert_eq!(node_of(&m, "a"), "n1");

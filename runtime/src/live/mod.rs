@@ -19,6 +19,7 @@ pub mod binder;
 pub mod cycle;
 pub mod metrics;
 pub mod mirror;
+pub mod node_lock;
 pub mod options;
 pub mod outstanding;
 pub mod pod_group_counts;

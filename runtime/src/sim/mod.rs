@@ -374,10 +374,19 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
             spec.phase = PodPhase::Running;
             // The API server copies the Binding's annotations onto the pod.
             spec.gpu.apply_annotations(&b.annotations);
+            spec.vgpu.apply_annotations(&b.annotations);
             if now_ms > 0 {
                 spec.start_ms = now_ms;
             }
             out.push(Delta::Pod(spec));
+            // deviceshare.NodeLockEnable: the node carries the lock from now on (no device
+            // plugin in the simulator releases it; it expires after 5 minutes).
+            if let Some(lock) = &b.node_lock {
+                let mut node = n.spec.clone();
+                node.devices.locks.retain(|l| &l.name != lock);
+                node.devices.locks.push(basalt_core::model::NodeLock { name: lock.clone(), since_ms: Some(now_ms) });
+                out.push(Delta::Node(node));
+            }
         }
     }
     for e in &d.evictions {
@@ -585,7 +594,7 @@ mod tests {
             ..Default::default()
         };
         let d = Decisions {
-            binds: vec![Bind { pod: a, node: n1, annotations: Default::default() }],
+            binds: vec![Bind { pod: a, node: n1, annotations: Default::default(), node_lock: None }],
             evictions: vec![Eviction { pod: b, reason: "preempt".into() }],
             pod_groups: vec![PodGroupStatus {
                 group: pg,

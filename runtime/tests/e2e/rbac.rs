@@ -39,6 +39,8 @@ const GRANTED_FOR_LATER: &[(&str, &str, &str, &str)] = &[
     ("shard.volcano.sh", "nodeshards", "list", "node sharding, --scheduler-sharding-mode hard|soft (e2e/sharding.rs)"),
     ("shard.volcano.sh", "nodeshards", "watch", "node sharding, --scheduler-sharding-mode hard|soft (e2e/sharding.rs)"),
     ("shard.volcano.sh", "nodeshards/status", "patch", "node sharding writes its NodeShard's status (e2e/sharding.rs)"),
+    ("", "nodes", "get", "deviceshare.NodeLockEnable reads the node's lock before taking it (e2e/devices.rs)"),
+    ("", "nodes", "patch", "deviceshare.NodeLockEnable writes the node lock annotation (e2e/devices.rs)"),
 ];
 
 /// The rules of `deploy/fresh/rbac.yaml`'s ClusterRole `volcano-scheduler`, one grant per
