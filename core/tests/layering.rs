@@ -22,7 +22,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("select", &["select"]),
     ("actions", &["actions"]),
     ("cycle", &["scheduler"]),
-    ("testkit", &["workload_topology", "workload", "workload_mixed", "workload_volumes"]),
+    ("testkit", &["workload_topology", "workload", "workload_mixed", "workload_volumes", "workload_devices"]),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

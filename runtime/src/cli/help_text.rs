@@ -15,7 +15,13 @@ fn help_of(sub: &str, arg: &str) -> String {
 fn simulate_help_lists_every_kind_the_loader_reads() {
     let help = help_of("simulate", "cluster");
     for kind in crate::load::kind_names() {
-        let plural = if kind.ends_with("ss") { format!("{kind}es") } else { format!("{kind}s") };
+        let plural = if kind.ends_with("ss") {
+            format!("{kind}es")
+        } else if let Some(stem) = kind.strip_suffix('y') {
+            format!("{stem}ies")
+        } else {
+            format!("{kind}s")
+        };
         assert!(help.contains(&plural), "simulate --cluster's help omits {plural}: {help}");
     }
 }

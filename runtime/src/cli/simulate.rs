@@ -25,8 +25,8 @@ pub enum OutputFormat {
 pub struct SimulateArgs {
     /// Cluster files or directories (YAML/JSON: Nodes, Pods, PodGroups, Queues,
     /// PriorityClasses, PodDisruptionBudgets, ResourceQuotas, PersistentVolumeClaims,
-    /// PersistentVolumes, StorageClasses, CSINodes, HyperNodes, NodeShards, Volcano
-    /// batch.volcano.sh/v1alpha1 Jobs and CronJobs; directories are read recursively).
+    /// PersistentVolumes, StorageClasses, CSINodes, HyperNodes, NodeShards, Numatopologies,
+    /// Volcano batch.volcano.sh/v1alpha1 Jobs and CronJobs; directories are read recursively).
     #[arg(long, required = true, num_args = 1.., value_name = "FILE_OR_DIR")]
     pub cluster: Vec<PathBuf>,
     /// volcano-scheduler.conf to schedule with (default: Volcano's built-in conf).
