@@ -166,7 +166,22 @@ pub struct PodSpec {
     /// (`volcano.sh/gpu-index`).
     #[serde(default)]
     pub gpu: super::device::PodGpu,
+    /// `spec.schedulingGates` is exactly one gate, Volcano's [`QUEUE_ALLOCATION_GATE`] (Volcano
+    /// `HasOnlyVolcanoSchedulingGate`): such a pod is considered by allocate's queue check even
+    /// though it is gated (feature gate `SchedulingGatesQueueAdmission`).
+    #[serde(default)]
+    pub volcano_gate_only: bool,
+    /// Annotation [`QUEUE_ALLOCATION_GATE`] is `"true"`: the pod opted in to queue admission by
+    /// scheduling gate (Volcano `HasQueueAllocationGateAnnotation`).
+    #[serde(default)]
+    pub queue_allocation_gate: bool,
 }
+
+/// Volcano's scheduling gate and opt-in annotation (`scheduling.volcano.sh/queue-allocation-gate`,
+/// `schedulingv1beta1.QueueAllocationGateKey`): the admission webhook adds the gate to pods
+/// annotated `"true"`, and the scheduler removes it once the pod's queue admits the pod
+/// (feature gate `SchedulingGatesQueueAdmission`, volcano-behaviour.md §2 allocate).
+pub const QUEUE_ALLOCATION_GATE: &str = "scheduling.volcano.sh/queue-allocation-gate";
 
 /// PodGroup phase (`status.phase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize)]
