@@ -122,6 +122,9 @@ pub async fn remove_one(client: &Client, limiter: &RateLimiter, cfg: &GateConfig
     (GateOutcome::Failed(last), max)
 }
 
+/// Told of every finished removal: the request, how it ended, and the calls it took.
+pub type GateDone = Arc<dyn Fn(&GateRequest, &GateOutcome, u32) + Send + Sync>;
+
 /// The handle the scheduling loop queues removals on.
 #[derive(Clone)]
 pub struct GateRemover {
@@ -138,7 +141,7 @@ impl GateRemover {
         limiter: Arc<RateLimiter>,
         cfg: GateConfig,
         leading: Arc<dyn Fn() -> bool + Send + Sync>,
-        done: Arc<dyn Fn(&GateRequest, &GateOutcome, u32) + Send + Sync>,
+        done: GateDone,
     ) -> (GateRemover, tokio::task::JoinHandle<()>) {
         let workers = cfg.workers.max(1);
         let (tx, rx) = mpsc::channel::<GateRequest>(workers * BUFFER_PER_WORKER);
