@@ -192,3 +192,37 @@ fn volcano_gated_pods_count_in_inqueue_others_are_deducted() {
         assert_eq!(late.phase == PodGroupPhase::Inqueue, second_enqueued, "{:?}", late.phase);
     }
 }
+
+#[test]
+fn capacity_without_the_feature_gate_keeps_its_plain_check() {
+    // Four ungated pods that opted in (as if their gates had been removed) in a queue of 3 CPUs.
+    // Gate off: no reservation, capacity's plain check binds three. Gate on: each of them holds a
+    // reservation from session open (Volcano `buildQueueReservedTasksCache`), so for each the
+    // other three already fill the queue and none is allocatable (Volcano
+    // `queueAllocatableWithReserved`; the gate removal itself never releases more than fits).
+    let mut c = cluster(&[]);
+    for i in 0..4 {
+        let name = format!("free{i}");
+        c.apply(Delta::PodGroup(PodGroupSpec {
+            namespace: "ns".into(),
+            name: name.clone(),
+            uid: format!("ns/{name}"),
+            min_member: 1,
+            queue: "q".into(),
+            phase: PodGroupPhase::Inqueue,
+            ..Default::default()
+        }))
+        .unwrap();
+        let mut p = pod(i, Gate::OptedIn);
+        p.name = format!("{name}-0");
+        p.uid = format!("ns/{name}-0");
+        p.group = Some(name);
+        p.scheduling_gated = false;
+        p.volcano_gate_only = false;
+        c.apply(Delta::Pod(p)).unwrap();
+    }
+    let off = cycle(&c, &conf(false), 1);
+    assert_eq!(off.binds.len(), 3, "capability 3 CPUs, plain check");
+    let on = cycle(&c, &conf(true), 1);
+    assert!(on.binds.is_empty() && on.gate_removals.is_empty(), "{:?}", on.binds);
+}

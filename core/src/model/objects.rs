@@ -168,12 +168,15 @@ pub struct PodSpec {
     pub gpu: super::device::PodGpu,
     /// `spec.schedulingGates` is exactly one gate, Volcano's [`QUEUE_ALLOCATION_GATE`] (Volcano
     /// `HasOnlyVolcanoSchedulingGate`): such a pod is considered by allocate's queue check even
-    /// though it is gated (feature gate `SchedulingGatesQueueAdmission`).
-    #[serde(default)]
+    /// though it is gated (feature gate `SchedulingGatesQueueAdmission`). Not serialized: the
+    /// flight recorder's format is positional (postcard) and recordings written before this field
+    /// must stay readable, so a recording does not carry it (see docs/flight-recorder.md).
+    #[serde(skip)]
     pub volcano_gate_only: bool,
     /// Annotation [`QUEUE_ALLOCATION_GATE`] is `"true"`: the pod opted in to queue admission by
-    /// scheduling gate (Volcano `HasQueueAllocationGateAnnotation`).
-    #[serde(default)]
+    /// scheduling gate (Volcano `HasQueueAllocationGateAnnotation`). Not serialized, as
+    /// [`PodSpec::volcano_gate_only`].
+    #[serde(skip)]
     pub queue_allocation_gate: bool,
 }
 

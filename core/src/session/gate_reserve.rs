@@ -51,6 +51,9 @@ impl GateReserve {
 
     /// Σ requests reserved in `q` (`None` when nothing is kept).
     pub fn reserved(&self, q: QueueIdx) -> Option<&[i64]> {
+        if !self.on() {
+            return None;
+        }
         self.amount.get(q.ix() * self.dims..(q.ix() + 1) * self.dims)
     }
 
