@@ -260,4 +260,19 @@ pub struct Decisions {
     /// PodGroups with a hard network topology (or sub-groups) that allocate's gradient path
     /// could not place, with the tiers it searched and why ([`TopologySearch`]).
     pub topology_searches: Vec<TopologySearch>,
+    /// Pods whose Volcano scheduling gate is to be removed because their queue admitted them
+    /// (feature gate `SchedulingGatesQueueAdmission`), in decision order, each pod once.
+    pub gate_removals: Vec<GateRemoval>,
+}
+
+/// Remove Volcano's scheduling gate ([`crate::model::QUEUE_ALLOCATION_GATE`]) from `pod`: allocate
+/// found the pod gated only by that gate, opted in by its annotation, and its queue able to take
+/// it (Volcano allocate's `ssn.SchGateManager().Enqueue(task)`). The pod is not placed in this
+/// cycle; once the gate is gone it is scheduled like any pod, in a later cycle. The runtime's
+/// gate-removal workers apply it (`runtime/src/live/gate_removal.rs`), the simulator clears the
+/// gate after the cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateRemoval {
+    /// The pod.
+    pub pod: PodId,
 }

@@ -40,8 +40,10 @@ pub fn execute(ssn: &mut Session<'_>) {
         }
         let st = &ssn.state;
         for t in st.jobs.tasks(j) {
-            let spec = &st.tasks.rec[t.ix()].spec;
-            if st.tasks.status()[t.ix()] == TaskStatus::Pending && !st.tasks.best_effort[t.ix()] && !spec.scheduling_gated {
+            if st.tasks.status()[t.ix()] == TaskStatus::Pending
+                && !st.tasks.best_effort[t.ix()]
+                && super::queue_gate::considered(st, t)
+            {
                 tasks[j.ix()].push_by(t, ssn);
             }
         }
@@ -149,6 +151,9 @@ fn allocate_tasks<'a>(
 ) -> bool {
     while let Some(t) = tasks.pop_by(ssn) {
         if !ssn.plugins.allocatable(&ssn.state, q, t) {
+            continue;
+        }
+        if super::queue_gate::admit(&mut ssn.state, t, q) {
             continue;
         }
         if role_failed(&ssn.state, j, t) {

@@ -519,7 +519,7 @@ fn worksheet(ssn: &Session<'_>, cx: &Ctx<'_>, job: &TopoJob) -> Worksheet {
             .filter(|&t| {
                 st.tasks.status()[t.ix()] == TaskStatus::Pending
                     && !st.tasks.best_effort[t.ix()]
-                    && !st.tasks.rec[t.ix()].spec.scheduling_gated
+                    && super::queue_gate::considered(st, t)
             })
             .collect();
         if pending.is_empty() {
@@ -1064,6 +1064,9 @@ fn allocate_tasks_in<'a>(
     let mut feasible: Vec<NodeIdx> = Vec::new();
     while let Some(t) = tasks.pop_front() {
         if !ssn.plugins.allocatable(&ssn.state, cx.q, t) {
+            continue;
+        }
+        if super::queue_gate::admit(&mut ssn.state, t, cx.q) {
             continue;
         }
         if role_failed(&ssn.state, j, &job.subs[sub], t) {

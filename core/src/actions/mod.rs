@@ -8,6 +8,7 @@ pub mod gang_bundles;
 pub mod gang_evict;
 pub mod heap;
 mod plugin_order;
+mod queue_gate;
 pub use crate::select::nodes;
 pub mod preempt;
 pub mod preempt_topology;

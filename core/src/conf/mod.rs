@@ -152,6 +152,14 @@ pub struct SchedulerOptions {
     /// when `sharding_mode` is not `none`.
     #[serde(default = "default_shard_name")]
     pub sharding_name: String,
+    /// Volcano's feature gate `SchedulingGatesQueueAdmission` (`--feature-gates`, off by
+    /// default): allocate considers pending pods gated only by
+    /// [`crate::model::QUEUE_ALLOCATION_GATE`], and for those that opted in and that their
+    /// queue admits it decides to remove the gate
+    /// ([`crate::decision::Decisions::gate_removals`]); `capacity` reserves their requests in
+    /// the queue until they are allocated. Absent from confs recorded before it: off.
+    #[serde(default)]
+    pub scheduling_gates_queue_admission: bool,
 }
 
 /// Volcano's default `--scheduler-sharding-name`.
@@ -172,6 +180,7 @@ impl Default for SchedulerOptions {
             class_limit: None,
             sharding_mode: crate::model::ShardingMode::None,
             sharding_name: default_shard_name(),
+            scheduling_gates_queue_admission: false,
         }
     }
 }

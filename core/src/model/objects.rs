@@ -173,7 +173,25 @@ pub struct PodSpec {
     /// held (`volcano.sh/vgpu-ids-new`).
     #[serde(default)]
     pub vgpu: super::vgpu::PodVgpu,
+    /// `spec.schedulingGates` is exactly one gate, Volcano's [`QUEUE_ALLOCATION_GATE`] (Volcano
+    /// `HasOnlyVolcanoSchedulingGate`): such a pod is considered by allocate's queue check even
+    /// though it is gated (feature gate `SchedulingGatesQueueAdmission`). Not serialized: the
+    /// flight recorder's format is positional (postcard) and recordings written before this field
+    /// must stay readable, so a recording does not carry it (see docs/flight-recorder.md).
+    #[serde(skip)]
+    pub volcano_gate_only: bool,
+    /// Annotation [`QUEUE_ALLOCATION_GATE`] is `"true"`: the pod opted in to queue admission by
+    /// scheduling gate (Volcano `HasQueueAllocationGateAnnotation`). Not serialized, as
+    /// [`PodSpec::volcano_gate_only`].
+    #[serde(skip)]
+    pub queue_allocation_gate: bool,
 }
+
+/// Volcano's scheduling gate and opt-in annotation (`scheduling.volcano.sh/queue-allocation-gate`,
+/// `schedulingv1beta1.QueueAllocationGateKey`): the admission webhook adds the gate to pods
+/// annotated `"true"`, and the scheduler removes it once the pod's queue admits the pod
+/// (feature gate `SchedulingGatesQueueAdmission`, volcano-behaviour.md §2 allocate).
+pub const QUEUE_ALLOCATION_GATE: &str = "scheduling.volcano.sh/queue-allocation-gate";
 
 /// PodGroup phase (`status.phase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize)]

@@ -15,8 +15,11 @@
 //!
 //! Comparisons follow Volcano's resource helpers in integers: `pods` is never compared; a
 //! queue limit check looks only at the dimensions the task (or `minResources`) requests.
-//! Not modelled: the queue-allocation-gate reservation (feature gate
-//! `SchedulingGatesQueueAdmission`, off by default) and DRA device-class quotas
+//! With the feature gate `SchedulingGatesQueueAdmission` (off by default), the queue's own
+//! Allocatable check counts the queue-allocation-gate reservation
+//! ([`crate::session::gate_reserve`]); the reservation is made by allocate when it admits an
+//! opted-in pod (Volcano makes it inside AllocatableFn, so also for preempt's and reclaim's
+//! checks; Basalt only for allocate's). Not modelled: DRA device-class quotas
 //! (`capacity.DynamicResourceAllocationEnable`, accepted and ignored).
 
 use super::capacity_attrs::Attrs;
@@ -288,7 +291,9 @@ plugin_impl! {
         }
         /// Volcano capacity's AllocatableFn: the queue is Open, the plugin is ready, (hierarchy)
         /// the queue is a leaf, and allocated + request ≤ real capability on the requested
-        /// dimensions for the queue and every ancestor.
+        /// dimensions for the queue and every ancestor; with `SchedulingGatesQueueAdmission`, the
+        /// queue's own check adds the requests reserved by admitted opted-in pods not yet
+        /// allocated ([`crate::session::gate_reserve`]).
         fn allocatable(&self, s: &State<'a>, q: QueueIdx, t: TaskIdx) -> bool {
             if s.queues.rec[q.ix()].spec.state != QueueState::Open || !self.ready {
                 return false;
@@ -297,6 +302,19 @@ plugin_impl! {
                 return false;
             }
             let req = s.tasks.req(t, self.dims);
+            if let Some(reserved) = s.gate_reserve.reserved(q) {
+                // Volcano `queueAllocatableWithReserved`: the queue's own gate reservation counts
+                // (the candidate's own share once, as its request).
+                let own = s.gate_reserve.holds(t, q);
+                let (alloc, limit) = (self.allocated(s, q), self.real_capability(q));
+                let fits = (0..req.len()).filter(|&d| d != PODS && req[d] > 0).all(|d| {
+                    let held = if own { reserved[d].saturating_sub(req[d]) } else { reserved[d] };
+                    alloc[d].saturating_add(held).saturating_add(req[d]) <= limit[d]
+                });
+                if !fits {
+                    return false;
+                }
+            }
             self.chain(s, q).all(|x| Self::within(self.allocated(s, x), req, self.real_capability(x)))
         }
         /// Volcano capacity's JobEnqueueableFn: Reject when not ready, (hierarchy) not a leaf or

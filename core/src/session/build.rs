@@ -143,6 +143,8 @@ pub(super) fn build<'a>(
         view: Default::default(),
         devices: Default::default(),
         notes: super::notes::CloseNotes::new(nj),
+        gate_removals: Vec::new(),
+        gate_reserve: Default::default(),
     };
     if !l.affinity_tasks.is_empty() && conf.options.class_cache {
         state.affinity_index =
@@ -157,5 +159,6 @@ pub(super) fn build<'a>(
     state.node_changes.clear();
     state.devices = super::devices::DeviceTable::build(arena, &state, devices);
     state.queues.acct = super::queues::build(arena, &state);
+    state.gate_reserve = super::gate_reserve::GateReserve::build(&state, conf.options.scheduling_gates_queue_admission);
     state
 }

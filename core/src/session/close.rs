@@ -221,6 +221,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         rescheduled_ms: s.notes.rescheduled_ms,
         volume_bindings: s.notes.volume_bindings.clone(),
         topology_searches: s.topology_searches.clone(),
+        gate_removals: s.gate_removals.iter().map(|t| crate::decision::GateRemoval { pod: s.tasks.pod[t.ix()] }).collect(),
         ..Default::default()
     };
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {

@@ -20,6 +20,7 @@ pub mod queues;
 pub use close::job_fit_error as close_job_fit_error;
 pub use close::releasing_scheduled_num;
 pub mod fit;
+pub mod gate_reserve;
 pub mod statement;
 pub mod tables;
 pub mod topology;
@@ -94,6 +95,11 @@ pub struct State<'a> {
     pub devices: devices::DeviceTable<'a>,
     /// What the plugins wrote at close ([`notes::CloseNotes`]).
     pub notes: notes::CloseNotes,
+    /// Tasks whose Volcano scheduling gate allocate decided to remove, in order, each once
+    /// ([`crate::decision::Decisions::gate_removals`]).
+    pub gate_removals: Vec<TaskIdx>,
+    /// `capacity`'s queue-allocation-gate reservation ([`gate_reserve`]).
+    pub gate_reserve: gate_reserve::GateReserve,
 }
 
 impl<'a> State<'a> {

@@ -40,7 +40,7 @@ pub struct QueueAccounts<'a> {
     pub tree_request: &'a [i64],
     /// `attr.inqueue`: for Inqueue PodGroups, and Running PodGroups with at least `minMember`
     /// allocated tasks, the part of `minResources` not yet allocated (Volcano
-    /// `GetInqueueResource`), less the requests of scheduling-gated tasks; + `minResources` of
+    /// `GetInqueueResource`), less the requests of scheduling-gated tasks (not those gated only by Volcano's queue-allocation gate); + `minResources` of
     /// each job enqueued in the session.
     pub(in crate::session) inqueue: &'a mut [i64],
     /// `inqueue` of the queue and its descendants.
@@ -167,6 +167,13 @@ fn tree(queues: &QueueTable<'_>) -> (Vec<u32>, Vec<u16>, Option<QueueIdx>, Optio
 }
 
 /// Builds the accounting columns for `s` (its queues and jobs are built; `total` is set).
+/// Whether a pending task's request is deducted from its job's inqueue (Volcano
+/// `GetSchGatedPodResources`): gated, but not only by Volcano's queue-allocation gate, whose pods
+/// count in inqueue because the scheduler itself releases them.
+fn deducted_gated(spec: &crate::model::PodSpec) -> bool {
+    spec.scheduling_gated && !spec.volcano_gate_only
+}
+
 pub(super) fn build<'a>(arena: &'a Bump, s: &State<'a>) -> QueueAccounts<'a> {
     let dims = s.dims;
     let nq = s.queues.len;
@@ -194,7 +201,7 @@ pub(super) fn build<'a>(arena: &'a Bump, s: &State<'a>) -> QueueAccounts<'a> {
                 for d in 0..dims {
                     request[q * dims + d] = request[q * dims + d].saturating_add(req[d]);
                 }
-                if s.tasks.rec[t.ix()].spec.scheduling_gated {
+                if deducted_gated(&s.tasks.rec[t.ix()].spec) {
                     gated.resize(dims, 0);
                     for d in 0..dims {
                         gated[d] = gated[d].saturating_add(req[d]);
@@ -341,6 +348,7 @@ impl QueueAccounts<'_> {
 
 impl State<'_> {
     fn queue_change(&mut self, t: TaskIdx, sign: i64) {
+        self.gate_reserve_change(t, sign);
         let Some(j) = self.tasks.job_of(t) else { return };
         let dims = self.dims;
         let q = self.jobs.queue[j.ix()] as usize;
@@ -375,14 +383,14 @@ impl State<'_> {
         self.queue_change(t, -1);
     }
 
-    /// JobEnqueued accounting: `minResources` (less scheduling-gated pending tasks' requests) of
+    /// JobEnqueued accounting: `minResources` (less scheduling-gated pending tasks' requests, Volcano's own gate excepted) of
     /// job `j` joins its queue's (and ancestors') inqueue.
     pub fn queue_enqueued(&mut self, j: JobIdx) {
         let Some(min) = self.jobs.rec[j.ix()].min_resources.as_ref() else { return };
         let dims = self.dims;
         let mut add: Vec<i64> = (0..dims).map(|d| min.get(d)).collect();
         for t in self.jobs.tasks(j) {
-            if self.tasks.status[t.ix()] == TaskStatus::Pending && self.tasks.rec[t.ix()].spec.scheduling_gated {
+            if self.tasks.status[t.ix()] == TaskStatus::Pending && deducted_gated(&self.tasks.rec[t.ix()].spec) {
                 for (d, v) in add.iter_mut().enumerate() {
                     *v = (*v - self.tasks.resreq[t.ix() * dims + d]).max(0);
                 }

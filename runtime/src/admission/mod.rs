@@ -18,6 +18,7 @@ pub mod pods;
 pub mod queues;
 pub mod resource;
 pub mod resource_groups;
+pub mod scheduling_gate;
 
 use crate::crd::Queue;
 use serde::Serialize;

@@ -8,8 +8,8 @@
 //! or no key (the same annotation match, or annotation `volcano.sh/resource-group` equal to the
 //! group's `resourceGroup`). Any other key matches nothing.
 //!
-//! Not here: the `scheduling.volcano.sh/queue-allocation-gate` scheduling gate, which Volcano adds
-//! only under its `SchedulingGatesQueueAdmission` feature gate (off by default).
+//! The `scheduling.volcano.sh/queue-allocation-gate` scheduling gate, which Volcano adds under its
+//! `SchedulingGatesQueueAdmission` feature gate (off by default), is in [`super::scheduling_gate`].
 
 use super::{Decision, Operation, PatchOp};
 use k8s_openapi::api::core::v1::{Affinity, Pod, Toleration};

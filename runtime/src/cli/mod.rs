@@ -10,6 +10,7 @@ pub mod bench_plot;
 pub mod bench_sweep;
 pub mod bench_volumes;
 pub mod controller;
+pub mod feature_gates;
 #[cfg(test)]
 mod help_text;
 pub mod log_format;

@@ -6,6 +6,7 @@
 //! Flags Volcano has that Basalt accepts but does not act on are listed by
 //! [`SchedulerArgs::ignored_flags`] and logged once at start; an unknown flag is an error.
 
+use super::feature_gates::{FeatureGates, SCHEDULING_GATES_QUEUE_ADMISSION};
 use crate::convert::duration::parse_go_duration;
 use crate::live::options::SchedulerOptions;
 use crate::live::runner;
@@ -181,15 +182,20 @@ pub struct SchedulerArgs {
     /// Accepted for compatibility; no pprof endpoint.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set, hide = true)]
     pub enable_pprof: Option<bool>,
-    /// Accepted for compatibility; not acted on.
-    #[arg(long, value_name = "GATES", hide = true)]
-    pub feature_gates: Option<String>,
+    /// Volcano's feature gates, `Name=true|false,…`. Basalt acts on
+    /// `SchedulingGatesQueueAdmission` (off by default): pods gated only by
+    /// `scheduling.volcano.sh/queue-allocation-gate` and annotated with it (`"true"`) have the
+    /// gate removed once their queue admits them. Other gates are accepted and reported as
+    /// without effect; a malformed entry exits with code 2.
+    #[arg(long, value_name = "GATES", default_value = "")]
+    pub feature_gates: String,
     /// Accepted for compatibility; not acted on.
     #[arg(long, value_name = "DURATION", hide = true)]
     pub log_flush_frequency: Option<String>,
-    /// Accepted for compatibility; not acted on.
-    #[arg(long, value_name = "N", hide = true)]
-    pub gate_removal_worker_num: Option<u32>,
+    /// Workers removing the queue-allocation gate from admitted pods (with
+    /// SchedulingGatesQueueAdmission); at least 1.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub gate_removal_worker_num: u32,
     /// Node sharding (Volcano's flag): `none`, or `hard` (only the nodes of the NodeShard named
     /// by --scheduler-sharding-name are candidates) or `soft` (they are preferred; other nodes
     /// take what they cannot). Another value exits with code 2.
@@ -229,8 +235,6 @@ impl SchedulerArgs {
         note(self.disable_default_scheduler_config == Some(true), "--disable-default-scheduler-config");
         note(self.cache_dump_dir.is_some(), "--cache-dump-dir");
         note(self.enable_pprof == Some(true), "--enable-pprof");
-        note(self.feature_gates.is_some(), "--feature-gates");
-        note(self.gate_removal_worker_num.is_some(), "--gate-removal-worker-num");
         note(
             self.ca_cert_file.is_some() || self.tls_cert_file.is_some() || self.tls_private_key_file.is_some(),
             "--*-file (TLS)",
@@ -305,6 +309,10 @@ impl SchedulerArgs {
             // `run` refuses a bad mode before building the options.
             sharding_mode: ShardingMode::parse(&self.scheduler_sharding_mode).unwrap_or_default(),
             sharding_name: self.scheduler_sharding_name.clone(),
+            // `run` refuses malformed gates before building the options.
+            scheduling_gates_queue_admission: FeatureGates::parse(&self.feature_gates)
+                .is_ok_and(|g| g.enabled(SCHEDULING_GATES_QUEUE_ADMISSION)),
+            gate_removal_workers: self.gate_removal_worker_num.max(1) as usize,
         }
     }
 
@@ -324,6 +332,13 @@ impl SchedulerArgs {
 pub fn run(args: &SchedulerArgs) -> u8 {
     for f in args.ignored_flags() {
         tracing::warn!("flag {f} is accepted for compatibility with vc-scheduler and has no effect in Basalt");
+    }
+    match FeatureGates::parse(&args.feature_gates) {
+        Ok(g) => g.warnings().iter().for_each(|w| tracing::warn!("{w}")),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return runner::EXIT_BAD_INPUT;
+        }
     }
     if let Err(e) = ShardingMode::parse(&args.scheduler_sharding_mode) {
         eprintln!("error: {e}");

@@ -3,6 +3,7 @@
 //! each with the wall-clock timings of loading and of every cycle's phases (JSON: the separate
 //! `timings` key). Issues are printed once: in the text report, or on stderr beside JSON.
 
+use super::feature_gates::{FeatureGates, SCHEDULING_GATES_QUEUE_ADMISSION};
 use super::{EXIT_BAD_CONF, EXIT_NOTHING_LOADED, EXIT_OK};
 use crate::load::DEFAULT_SCHEDULER_NAME;
 use crate::sim::{self, SimError, SimOptions};
@@ -80,6 +81,17 @@ pub struct SimulateArgs {
     /// comparison tests.
     #[arg(long)]
     pub plain_scan: bool,
+    /// Volcano's feature gates, `Name=true|false,…`, as `basalt scheduler` takes them:
+    /// `SchedulingGatesQueueAdmission=true` releases pods gated by
+    /// `scheduling.volcano.sh/queue-allocation-gate` (and annotated with it) once their queue
+    /// admits them; they are scheduled from the next cycle. A malformed entry exits with code 2.
+    #[arg(long, value_name = "GATES", default_value = "", value_parser = feature_gates)]
+    pub feature_gates: FeatureGates,
+}
+
+/// `--feature-gates`, parsed.
+fn feature_gates(s: &str) -> Result<FeatureGates, String> {
+    FeatureGates::parse(s)
 }
 
 /// `--termination-grace`: a finite number of seconds ≥ 0.
@@ -135,6 +147,7 @@ fn conf_with_options(mut conf: SchedulerConf, args: &SimulateArgs) -> SchedulerC
     if args.plain_scan {
         o.class_cache = false;
     }
+    o.scheduling_gates_queue_admission = args.feature_gates.enabled(SCHEDULING_GATES_QUEUE_ADMISSION);
     conf
 }
 

@@ -87,6 +87,11 @@ pub struct WebhookManagerArgs {
     /// How often the certificate files are checked for a change.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub cert_reload_period: Duration,
+    /// Volcano's feature gates, `Name=true|false,…`: `SchedulingGatesQueueAdmission=true` makes
+    /// `/pods/mutate` add the `scheduling.volcano.sh/queue-allocation-gate` scheduling gate to
+    /// pods annotated with it (`"true"`); other gates are accepted and reported as without effect.
+    #[arg(long, value_name = "GATES", default_value = "")]
+    pub feature_gates: String,
     /// klog verbosity: 0–3 info, 4 debug, 5+ trace (`RUST_LOG` overrides).
     #[arg(short = 'v', long = "v", value_name = "LEVEL", default_value_t = 0)]
     pub verbosity: u8,
@@ -108,6 +113,10 @@ impl WebhookManagerArgs {
     /// Errors: the flag and why.
     pub fn options(&self) -> Result<WebhookOptions, String> {
         let enabled = parse_enabled(&self.enabled_admission)?;
+        let gates = super::feature_gates::FeatureGates::parse(&self.feature_gates)?;
+        for w in gates.warnings() {
+            tracing::warn!("{w}");
+        }
         if self.kube_api_qps <= 0.0 {
             return Err("--kube-api-qps must be positive".into());
         }
@@ -147,6 +156,7 @@ impl WebhookManagerArgs {
             configuration_wait: self.webhook_configuration_wait,
             graceful_shutdown: self.graceful_shutdown_time,
             admission_conf,
+            scheduling_gates_queue_admission: gates.enabled(super::feature_gates::SCHEDULING_GATES_QUEUE_ADMISSION),
         })
     }
 }

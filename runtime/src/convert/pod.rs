@@ -280,6 +280,11 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         resource_claims: spec.resource_claims.iter().flatten().map(|c| c.name.clone()).collect(),
         gpu: super::device::pod_gpu(&key, spec, &annotations),
         vgpu: super::vgpu::pod_vgpu(&key, spec, &annotations),
+        volcano_gate_only: spec
+            .scheduling_gates
+            .as_deref()
+            .is_some_and(|g| g.len() == 1 && g[0].name == basalt_core::model::QUEUE_ALLOCATION_GATE),
+        queue_allocation_gate: annotations.get(basalt_core::model::QUEUE_ALLOCATION_GATE).is_some_and(|v| v == "true"),
         labels,
         namespace: ns,
         name,

@@ -1,7 +1,10 @@
 //! The binder: sends `POST pods/{name}/binding` for every bind the scheduler decided,
 //! asynchronously and with at most `workers` binds in flight, each call behind the shared
 //! client-side rate limit and a timeout, retried with exponential backoff when the failure is
-//! transient (timeouts, transport errors, 429, 5xx).
+//! transient (timeouts, transport errors, 429, 5xx), waiting at least the server's `Retry-After`
+//! between calls and after the last one ([`crate::plumbing::retry`]: at most
+//! [`BinderConfig::max_attempts`] calls per decided bind, and with `Retry-After: R` at most
+//! `1 + ⌊F / R⌋` binding calls per pod during a fault of `F` seconds).
 //!
 //! A `409 Conflict` saying the pod "is already assigned to node X" is a success when X is the
 //! node chosen (a retry after a lost response, or a bind that landed before its timeout), and a
@@ -10,6 +13,7 @@
 
 use super::mirror::BindRequest;
 use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::retry::{retry_after, Backoff};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 use kube::Client;
@@ -47,7 +51,7 @@ pub struct BinderConfig {
     pub timeout: Duration,
     /// Calls per bind at most.
     pub max_attempts: u32,
-    /// First retry delay (doubles per retry, capped at 5 s).
+    /// First retry delay (doubles per retry, capped at 5 s; a longer server `Retry-After` wins).
     pub backoff: Duration,
     /// How long a bind waits for its claims to be bound before giving up
     /// (`volumebinding.bindTimeoutSeconds`, Volcano's default 600 s).
@@ -136,14 +140,15 @@ async fn bind_unlocked(client: &Client, limiter: &RateLimiter, cfg: &BinderConfi
     let body = binding_body(&r);
     let pp = PostParams::default();
     let mut last = String::new();
-    let mut delay = cfg.backoff;
+    let mut backoff = Backoff::new(cfg.backoff, Duration::from_secs(5));
+    let mut server_wait = None;
     for attempt in 1..=cfg.max_attempts.max(1) {
         limiter.acquire().await;
         let call = api.create_subresource::<_, serde_json::Value>("binding", &r.name, &pp, &body);
-        let verdict = match tokio::time::timeout(cfg.timeout, call).await {
-            Ok(Ok(_)) => Verdict::Done(BindOutcome::Bound),
-            Ok(Err(e)) => judge(&e, &r.node),
-            Err(_) => Verdict::Retry(format!("timed out after {:?}", cfg.timeout)),
+        let (verdict, err) = match tokio::time::timeout(cfg.timeout, call).await {
+            Ok(Ok(_)) => (Verdict::Done(BindOutcome::Bound), None),
+            Ok(Err(e)) => (judge(&e, &r.node), Some(e)),
+            Err(_) => (Verdict::Retry(format!("timed out after {:?}", cfg.timeout)), None),
         };
         match verdict {
             Verdict::Done(outcome) => return BindResult { request: r, outcome, attempts: attempt },
@@ -152,12 +157,17 @@ async fn bind_unlocked(client: &Client, limiter: &RateLimiter, cfg: &BinderConfi
                 last = why;
             }
         }
+        server_wait = err.as_ref().and_then(retry_after);
         if attempt < cfg.max_attempts {
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(5));
+            tokio::time::sleep(backoff.delay(err.as_ref())).await;
         }
     }
-    BindResult { request: r, outcome: BindOutcome::Failed(last), attempts: cfg.max_attempts }
+    // The server asked to wait: the pod's next bind (decided again by the next cycle once this
+    // one is reported) must not come sooner either.
+    if let Some(w) = server_wait {
+        tokio::time::sleep(w).await;
+    }
+    BindResult { request: r, outcome: BindOutcome::Failed(last), attempts: cfg.max_attempts.max(1) }
 }
 
 /// Runs the binder until `requests` closes, then waits for the binds in flight; every result

@@ -14,6 +14,7 @@
 //! Results of binds and writes come back as [`Input`]s and are applied between cycles.
 
 use super::binder::{BindOutcome, BindResult};
+use super::gate_removal::GateRequest;
 use super::metrics::{PluginPhase, TaskStage};
 use super::mirror::{BindRequest, Key, Mirror, Object, PodScheduled, WatchEvent};
 use super::status::{self, Involved, Write, WriteResult};
@@ -50,6 +51,11 @@ pub trait Outputs {
     fn bind(&self, r: BindRequest);
     /// Sends a status write.
     fn write(&self, w: Write);
+    /// Queues a removal of Volcano's scheduling gate ([`super::gate_removal`]) without waiting.
+    /// The default has no gate-removal workers and logs the request it cannot carry out.
+    fn remove_gate(&self, r: GateRequest) {
+        tracing::warn!(pod = %format!("{}/{}", r.namespace, r.name), "no gate-removal workers: the gate is not removed");
+    }
 }
 
 /// Timings and counts of one cycle.
@@ -92,6 +98,9 @@ pub struct CycleSummary {
     pub nominated: usize,
     /// The eviction actions' counters (Volcano's preemption metrics).
     pub preemption: PreemptionStats,
+    /// Gate removals queued for the gate-removal workers this cycle (a pod decided again while
+    /// its removal is still queued or in flight is counted, not queued twice).
+    pub gate_removals: usize,
 }
 
 /// How long a decided bind's start is kept waiting for its result (the binder always reports
@@ -490,6 +499,17 @@ impl Scheduler {
         }
         summary.queues.extend(d.queue_shares.iter().cloned());
         summary.preemption = d.preemption.clone();
+        // Pods their queue admitted (`SchedulingGatesQueueAdmission`): the gate-removal workers
+        // remove Volcano's gate; the watch then shows the pod ungated and a later cycle places it.
+        for g in &d.gate_removals {
+            let Some(p) = self.mirror.cluster.pod(g.pod) else { continue };
+            out.remove_gate(GateRequest {
+                namespace: p.spec.namespace.clone(),
+                name: p.spec.name.clone(),
+                uid: p.spec.uid.clone(),
+            });
+            summary.gate_removals += 1;
+        }
         // Preemptors pipelined where victims were evicted for them: their nominated node
         // (Volcano `TaskSchedulingReason`: Pipelined with EvictionOccurred).
         let nominations: HashMap<PodId, NodeId> = d.pipelined.iter().filter(|x| x.nominated).map(|x| (x.pod, x.node)).collect();

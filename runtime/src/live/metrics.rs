@@ -184,6 +184,8 @@ pub enum ApiWriteKind {
     PodGroup,
     /// A Queue status write.
     QueueStatus,
+    /// A pod patch removing Volcano's scheduling gate ([`super::gate_removal`]).
+    GateRemoval,
 }
 
 impl ApiWriteKind {
@@ -195,6 +197,7 @@ impl ApiWriteKind {
             ApiWriteKind::Event => "event",
             ApiWriteKind::PodGroup => "podgroup",
             ApiWriteKind::QueueStatus => "queue_status",
+            ApiWriteKind::GateRemoval => "gate_removal",
         }
     }
 }

@@ -5,7 +5,8 @@
 //! * [`cycle`]: one scheduling cycle on the mirror and the API work its decisions make;
 //! * [`binder`] (with [`volume_binder`] for claims before pods) and [`status`]: that API work,
 //!   asynchronous, rate-limited and retried (under [`crate::plumbing::limiter`]); [`outstanding`]
-//!   counts the binds that events and reporting updates wait for;
+//!   counts the binds that events and reporting updates wait for; [`gate_removal`]'s workers
+//!   remove Volcano's scheduling gate from pods their queue admitted;
 //! * [`reload`]: the scheduler conf, re-read when its file (or ConfigMap volume) changes;
 //! * [`metrics`]: Volcano's `volcano_*` scheduler metrics and Basalt's own, served on
 //!   `/metrics`, with `/healthz`;
@@ -17,6 +18,7 @@
 
 pub mod binder;
 pub mod cycle;
+pub mod gate_removal;
 pub mod metrics;
 pub mod mirror;
 pub mod node_lock;

@@ -79,4 +79,9 @@ pub struct SchedulerOptions {
     pub sharding_mode: basalt_core::model::ShardingMode,
     /// `--scheduler-sharding-name`: the NodeShard this scheduler uses.
     pub sharding_name: String,
+    /// `--feature-gates` `SchedulingGatesQueueAdmission`: allocate decides gate removals and the
+    /// gate-removal workers apply them ([`super::gate_removal`]).
+    pub scheduling_gates_queue_admission: bool,
+    /// `--gate-removal-worker-num` (at least 1).
+    pub gate_removal_workers: usize,
 }

@@ -7,6 +7,7 @@
 
 use super::binder::{self, BindOutcome, BinderConfig};
 use super::cycle::{Input, Outputs, Scheduler};
+use super::gate_removal::{GateConfig, GateOutcome, GateRemover, GateRequest};
 use super::metrics::{ApiWriteKind, Metrics, QueueMetrics, QueueResources, ScheduleResult, SchedulingStage};
 use super::mirror::{BindRequest, Mirror};
 use super::options::SchedulerOptions;
@@ -95,6 +96,8 @@ struct ChannelOutputs {
     binds: mpsc::UnboundedSender<BindRequest>,
     writes: mpsc::UnboundedSender<Write>,
     binds_outstanding: Arc<BindsOutstanding>,
+    /// The gate-removal workers, with `SchedulingGatesQueueAdmission` on.
+    gates: Option<GateRemover>,
 }
 
 impl Outputs for ChannelOutputs {
@@ -107,6 +110,16 @@ impl Outputs for ChannelOutputs {
     }
     fn write(&self, w: Write) {
         let _ = self.writes.send(w);
+    }
+    fn remove_gate(&self, r: GateRequest) {
+        match &self.gates {
+            Some(g) => {
+                g.enqueue(r);
+            }
+            None => {
+                tracing::warn!(pod = %format!("{}/{}", r.namespace, r.name), "gate removal decided without SchedulingGatesQueueAdmission; not sent")
+            }
+        }
     }
 }
 
@@ -384,7 +397,27 @@ async fn run_async(args: SchedulerOptions) -> u8 {
             }
         }),
     };
-    let outputs = ChannelOutputs { binds: bind_tx, writes: write_tx, binds_outstanding };
+    let gates = args.scheduling_gates_queue_admission.then(|| {
+        let cfg = GateConfig { workers: args.gate_removal_workers, timeout: args.api_timeout, ..GateConfig::default() };
+        let m = metrics.clone();
+        let done = Arc::new(move |r: &GateRequest, outcome: &GateOutcome, calls: u32| {
+            for _ in 0..calls {
+                m.record_api_write(ApiWriteKind::GateRemoval);
+            }
+            let pod = format!("{}/{}", r.namespace, r.name);
+            match outcome {
+                GateOutcome::Removed => tracing::debug!(pod = %pod, "removed the Volcano scheduling gate"),
+                GateOutcome::Stale(why) => tracing::debug!(pod = %pod, "gate removal not needed: {why}"),
+                GateOutcome::Failed(why) => tracing::warn!(pod = %pod, "failed to remove the Volcano scheduling gate: {why}"),
+            }
+        });
+        GateRemover::start(client.clone(), limiter.clone(), cfg, Arc::new(leading.clone()), done)
+    });
+    let (gates, gate_workers) = match gates {
+        Some((g, h)) => (Some(g), Some(h)),
+        None => (None, None),
+    };
+    let outputs = ChannelOutputs { binds: bind_tx, writes: write_tx, binds_outstanding, gates };
     tracing::info!(
         schedulers = ?args.scheduler_names,
         period = ?args.schedule_period,
@@ -448,6 +481,10 @@ async fn run_async(args: SchedulerOptions) -> u8 {
         let _ = writer.await;
     })
     .await;
+    // Gate removals are best effort (Volcano's too): the next leader decides any left again.
+    if let Some(h) = gate_workers {
+        h.abort();
+    }
     for w in watchers {
         w.abort();
     }
@@ -531,4 +568,5 @@ pub fn apply_options(c: &mut SchedulerConf, a: &SchedulerOptions) {
     o.default_queue = a.default_queue.clone();
     o.sharding_mode = a.sharding_mode;
     o.sharding_name = a.sharding_name.clone();
+    o.scheduling_gates_queue_admission = a.scheduling_gates_queue_admission;
 }

@@ -27,6 +27,7 @@ use crate::crd;
 use crate::plumbing::api_errors::{conflict, not_found, transient, unreachable};
 use crate::plumbing::events::EventRecorder;
 use crate::plumbing::limiter::RateLimiter;
+use crate::plumbing::retry::Backoff;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
@@ -209,6 +210,12 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// The waits between one write's calls: 200 ms doubling to 5 s, or the server's
+    /// `Retry-After` when longer ([`crate::plumbing::retry`]).
+    fn backoff(&self) -> Backoff {
+        Backoff::new(Duration::from_millis(200), Duration::from_secs(5))
+    }
+
     async fn call<T, F>(&self, f: F) -> Result<T, kube::Error>
     where
         F: std::future::Future<Output = Result<T, kube::Error>>,
@@ -279,13 +286,14 @@ async fn write_pod_condition(
 ) -> Result<(), String> {
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &pod_resource());
     let mut last = String::new();
+    let mut backoff = ctx.backoff();
     for _ in 0..ctx.cfg.max_attempts.max(1) {
         let mut obj = match ctx.call(api.get(name)).await {
             Ok(o) => o,
             Err(e) if not_found(&e) => return Ok(()),
             Err(e) if transient(&e) => {
                 last = e.to_string();
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                tokio::time::sleep(backoff.delay(Some(&e))).await;
                 continue;
             }
             Err(e) => return Err(e.to_string()),
@@ -300,7 +308,11 @@ async fn write_pod_condition(
         match ctx.call(api.replace_status(name, &PostParams::default(), &obj)).await {
             Ok(_) => return Ok(()),
             Err(e) if not_found(&e) => return Ok(()),
-            Err(e) if conflict(&e) || transient(&e) => last = e.to_string(),
+            Err(e) if conflict(&e) => last = e.to_string(),
+            Err(e) if transient(&e) => {
+                last = e.to_string();
+                tokio::time::sleep(backoff.delay(Some(&e))).await;
+            }
             Err(e) => return Err(e.to_string()),
         }
     }
@@ -320,6 +332,7 @@ async fn write_pod_group(ctx: &Ctx, obj: &DynamicObject) -> Result<Option<Dynami
     let mut last = String::new();
     let mut calls = 0;
     let max = ctx.cfg.max_attempts.max(1);
+    let mut backoff = ctx.backoff();
     while calls < max {
         calls += 1;
         match ctx.call(api.replace(&name, &PostParams::default(), &current)).await {
@@ -349,13 +362,17 @@ async fn write_pod_group(ctx: &Ctx, obj: &DynamicObject) -> Result<Option<Dynami
             // decides the status again and writes it, so this write gives up instead of
             // adding calls to a server that is down (Volcano's updater makes one call a cycle).
             Err(e) if unreachable(&e) => return Err(e.to_string()),
-            Err(e) if transient(&e) => last = e.to_string(),
+            Err(e) if transient(&e) => {
+                last = e.to_string();
+                if calls < max {
+                    tokio::time::sleep(backoff.delay(Some(&e))).await;
+                }
+            }
             Err(e) => {
                 tracing::debug!(podgroup = %format!("{ns}/{name}"), body = %obj.data["status"], "PodGroup update refused");
                 return Err(e.to_string());
             }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Err(last)
 }
@@ -367,6 +384,7 @@ async fn write_queue_allocated(
 ) -> Result<Option<DynamicObject>, String> {
     let api: Api<DynamicObject> = Api::all_with(ctx.client.clone(), &queue_resource());
     let mut last = String::new();
+    let mut backoff = ctx.backoff();
     for _ in 0..ctx.cfg.max_attempts.max(1) {
         let mut obj = match ctx.call(api.get(name)).await {
             Ok(o) => o,
@@ -376,6 +394,7 @@ async fn write_queue_allocated(
             Err(e) if unreachable(&e) => return Err(e.to_string()),
             Err(e) if transient(&e) => {
                 last = e.to_string();
+                tokio::time::sleep(backoff.delay(Some(&e))).await;
                 continue;
             }
             Err(e) => return Err(e.to_string()),
@@ -391,7 +410,11 @@ async fn write_queue_allocated(
             Ok(o) => return Ok(Some(o)),
             Err(e) if not_found(&e) => return Ok(None),
             Err(e) if unreachable(&e) => return Err(e.to_string()),
-            Err(e) if conflict(&e) || transient(&e) => last = e.to_string(),
+            Err(e) if conflict(&e) => last = e.to_string(),
+            Err(e) if transient(&e) => {
+                last = e.to_string();
+                tokio::time::sleep(backoff.delay(Some(&e))).await;
+            }
             Err(e) => return Err(e.to_string()),
         }
     }
@@ -403,12 +426,16 @@ async fn write_queue_allocated(
 async fn write_node_shard_status(ctx: &Ctx, name: &str, status: &Value) -> Result<Option<DynamicObject>, String> {
     let api: Api<crd::NodeShard> = Api::all(ctx.client.clone());
     let mut last = String::new();
+    let mut backoff = ctx.backoff();
     for _ in 0..ctx.cfg.max_attempts.max(1) {
         match ctx.call(api.patch_status(name, &kube::api::PatchParams::default(), &kube::api::Patch::Merge(status))).await {
             Ok(_) => return Ok(None),
             Err(e) if not_found(&e) => return Ok(None),
             Err(e) if unreachable(&e) => return Err(e.to_string()),
-            Err(e) if transient(&e) => last = e.to_string(),
+            Err(e) if transient(&e) => {
+                last = e.to_string();
+                tokio::time::sleep(backoff.delay(Some(&e))).await;
+            }
             Err(e) => return Err(e.to_string()),
         }
     }

@@ -51,7 +51,8 @@ pub async fn client_config(kubeconfig: &str, master: &str) -> Result<Config, Str
 
 /// The API client of process `component` (`basalt-scheduler`, `basalt-controller`): the
 /// [`client_config`] with `User-Agent: <component>/<version> (<identity>)`, so the audit log
-/// tells the processes and replicas apart.
+/// tells the processes and replicas apart, and without kube-rs's retry layer: a call is one
+/// request, and the callers' loops retry ([`super::retry`]).
 ///
 /// Errors: as [`client_config`], or the client cannot be built (TLS material unreadable).
 pub async fn api_client(kubeconfig: &str, master: &str, component: &str, identity: &str) -> Result<Client, String> {
@@ -60,6 +61,9 @@ pub async fn api_client(kubeconfig: &str, master: &str, component: &str, identit
     if let Ok(v) = http::HeaderValue::from_str(&ua) {
         cfg.headers.push((http::header::USER_AGENT, v));
     }
+    // One retry layer: Basalt's loops ([`super::retry`]), each call behind the QPS limiter.
+    // kube-rs's own (on by default) would retry 429/503/504 up to 15 times inside one call.
+    cfg.default_retry = false;
     Client::try_from(cfg).map_err(|e| format!("cannot build the API client: {e}"))
 }
 

@@ -21,6 +21,7 @@
 
 use super::api_errors::{not_found, transient};
 use super::limiter::RateLimiter;
+use super::retry::Backoff;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -291,6 +292,7 @@ impl EventRecorder {
             Decision::Patch { name, count, last_timestamp } => {
                 let body = serde_json::json!({"count": count, "lastTimestamp": last_timestamp});
                 let mut gone = false;
+                let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
                 for _ in 0..self.max_attempts {
                     match self.call(&mut calls, api.patch(&name, &PatchParams::default(), &Patch::Merge(&body))).await {
                         Ok(_) => return Recorded { calls, outcome: Ok(()) },
@@ -298,13 +300,15 @@ impl EventRecorder {
                             gone = true;
                             break;
                         }
-                        Err(e) if transient(&e) => last = e.to_string(),
+                        Err(e) if transient(&e) => {
+                            last = e.to_string();
+                            tokio::time::sleep(backoff.delay(Some(&e))).await;
+                        }
                         Err(e) => {
                             last = e.to_string();
                             break;
                         }
                     }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 if !gone {
                     return Recorded {
@@ -316,16 +320,19 @@ impl EventRecorder {
             }
         };
         let Some(ev) = create.take() else { return Recorded { calls, outcome: Ok(()) } };
+        let mut backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5));
         for _ in 0..self.max_attempts {
             match self.call(&mut calls, api.create(&PostParams::default(), &ev)).await {
                 Ok(_) => return Recorded { calls, outcome: Ok(()) },
-                Err(e) if transient(&e) => last = e.to_string(),
+                Err(e) if transient(&e) => {
+                    last = e.to_string();
+                    tokio::time::sleep(backoff.delay(Some(&e))).await;
+                }
                 Err(e) => {
                     last = e.to_string();
                     break;
                 }
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
         self.correlator().forget(involved, type_, reason, message);
         Recorded {

@@ -8,11 +8,12 @@ use super::SimOutput;
 use std::fmt::Write as _;
 
 /// Whether cycle `c` changed nothing worth a block of its own: no binds, evictions, pipelined
-/// tasks, Job phase changes or events other than the gang's repeated `Unschedulable` warning.
+/// tasks, scheduling gates removed, Job phase changes or events other than the gang's repeated `Unschedulable` warning.
 pub fn is_quiet(c: &CycleReport) -> bool {
     c.binds.is_empty()
         && c.evictions.is_empty()
         && c.pipelined.is_empty()
+        && c.gates_removed.is_empty()
         && c.jobs.is_empty()
         && c.events.iter().all(|e| e.kind == "Warning" && e.reason == "Unschedulable")
 }

@@ -355,7 +355,8 @@ impl Simulator {
 }
 
 /// The changes a cluster makes in answer to `d`: the claims of its volume bindings are bound
-/// ([`volumes::bind_volumes`]); bound pods get their node and run; evicted
+/// ([`volumes::bind_volumes`]); bound pods get their node and run; pods whose queue admitted
+/// them lose Volcano's scheduling gate (their only gate); evicted
 /// pods start terminating (deletion timestamp and `DisruptionTarget`, as Volcano's evict writes
 /// them; volcano-behaviour.md §1.6; [`lifecycle::Lifecycle`] then decides when they are gone); a
 /// pod pipelined where victims were evicted for it gets
@@ -387,6 +388,16 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
                 node.devices.locks.push(basalt_core::model::NodeLock { name: lock.clone(), since_ms: Some(now_ms) });
                 out.push(Delta::Node(node));
             }
+        }
+    }
+    // The gate-removal workers' patch: the pod's one gate, Volcano's, is gone; the next cycle
+    // schedules it like any pod.
+    for g in &d.gate_removals {
+        if let Some(p) = cluster.pod(g.pod) {
+            let mut spec = p.spec.clone();
+            spec.scheduling_gated = false;
+            spec.volcano_gate_only = false;
+            out.push(Delta::Pod(spec));
         }
     }
     for e in &d.evictions {

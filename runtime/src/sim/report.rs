@@ -119,6 +119,11 @@ pub struct CycleReport {
     /// the contract).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volume_bindings: Vec<VolumeBindingReport>,
+    /// `ns/pod` of the pods whose Volcano scheduling gate the cycle removed because their queue
+    /// admitted them (feature gate `SchedulingGatesQueueAdmission`; absent when none; an
+    /// extension of the contract). They are placed in a later cycle, once ungated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gates_removed: Vec<String>,
 }
 
 /// One bind's volume bindings: static PVs bound to claims, claims given to their provisioner.
@@ -239,6 +244,7 @@ impl CycleReport {
                     provision: b.provision.clone(),
                 })
                 .collect(),
+            gates_removed: d.gate_removals.iter().map(|g| pod_name(c, g.pod)).collect(),
         }
     }
 }
@@ -394,6 +400,13 @@ pub fn render_text(out: &SimOutput) -> String {
             for e in &c.evictions {
                 let _ = writeln!(s, "    {} ({})", e.pod, e.reason);
             }
+        }
+        if !c.gates_removed.is_empty() {
+            let _ = writeln!(
+                s,
+                "  Scheduling gate removed (queue admitted them; scheduled from the next cycle): {}",
+                c.gates_removed.join(", ")
+            );
         }
         if !c.pipelined.is_empty() {
             let _ = writeln!(s, "  Pipelined:");

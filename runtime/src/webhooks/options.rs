@@ -52,4 +52,7 @@ pub struct WebhookOptions {
     /// `--admission-conf`: the file (reloaded when it changes, checked every `cert_poll`) and its
     /// conf as read at start (empty without the flag).
     pub admission_conf: Option<(PathBuf, AdmissionConf)>,
+    /// `--feature-gates` `SchedulingGatesQueueAdmission`: `/pods/mutate` adds Volcano's
+    /// scheduling gate to pods that opted in.
+    pub scheduling_gates_queue_admission: bool,
 }

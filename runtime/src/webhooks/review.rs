@@ -24,6 +24,9 @@ pub struct Context {
     pub scheduler_names: Vec<String>,
     /// The admission conf (`resourceGroups` for `/pods/mutate`), replaced when its file changes.
     pub admission_conf: Arc<RwLock<AdmissionConf>>,
+    /// `--feature-gates` `SchedulingGatesQueueAdmission`: `/pods/mutate` adds Volcano's
+    /// scheduling gate to opted-in pods ([`admission::scheduling_gate`]).
+    pub scheduling_gates_queue_admission: bool,
 }
 
 fn operation(op: &KubeOp) -> Operation {
@@ -101,7 +104,8 @@ where
         "/pods/validate" => decided(decode::<Pod>(obj, "Pod").map(|p| admission::pods::validate(op, &p, &ctx.scheduler_names))),
         "/pods/mutate" => decided(decode::<Pod>(obj, "Pod").map(|p| {
             let conf = ctx.admission_conf.read().unwrap_or_else(|e| e.into_inner());
-            admission::resource_groups::mutate(op, &p, req.namespace.as_deref().unwrap_or_default(), &conf)
+            let groups = admission::resource_groups::mutate(op, &p, req.namespace.as_deref().unwrap_or_default(), &conf);
+            admission::scheduling_gate::mutate(op, &p, groups, ctx.scheduling_gates_queue_admission)
         })),
         "/hypernodes/validate" => match op {
             Operation::Create | Operation::Update => {

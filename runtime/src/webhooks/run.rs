@@ -92,6 +92,7 @@ async fn start(o: WebhookOptions) -> Result<(), String> {
         queue_rules: o.queue_rules.clone(),
         scheduler_names: o.scheduler_names.clone(),
         admission_conf: admission_conf.clone(),
+        scheduling_gates_queue_admission: o.scheduling_gates_queue_admission,
     };
     let svc = Arc::new(Service { enabled: o.enabled.clone(), ctx, namespaces });
 

@@ -84,6 +84,10 @@ async fn answers_error(
     rig.proxy.remove(rule);
     let sent = rig.proxy.count_between(t0, t1, scheduler_request);
     let what = breakdown(rig, t0, t1);
+    let (most, pod) = most_bind_calls(rig, &during, t0, t1);
+    let bound = bind_calls_bound(t1 - t0, retry_after);
+    eprintln!("{}/{prefix}: at most {most} binding calls for one pod ({pod}) during the fault; bound {bound}", rig.name);
+    assert!(most <= bound, "{code}: pod {pod} got {most} binding calls in {:?} (bound {bound}): {what}", t1 - t0);
     eprintln!("{}/{prefix}: requests during the fault: {what}", rig.name);
     let recovery = rig.wait_bound(&during, Duration::from_secs(90)).await?;
     rig.assert_running();
@@ -98,16 +102,52 @@ async fn answers_error(
 /// A busy loop would be orders of magnitude above.
 const PER_POD_PER_SECOND: usize = 8;
 
+/// The binder's calls per decided bind (`BinderConfig::max_attempts`).
+const BIND_ATTEMPTS: usize = 5;
+
+/// The binder's waits between one bind's calls without `Retry-After`: 100 ms doubling, 1.5 s in
+/// all for [`BIND_ATTEMPTS`] calls. The next decision of the same pod starts no earlier than its
+/// last call.
+const BIND_SPAN: Duration = Duration::from_millis(1500);
+
+/// The stated bound of the one retry policy (docs/live-scheduler.md "One retry policy"), binding
+/// calls for one pod while every call fails for `fault`: with `Retry-After: R`, every wait,
+/// including the one before the bind is reported and decided again, is at least `R`, so at most
+/// `1 + ⌊fault / R⌋`; without, decisions of [`BIND_ATTEMPTS`] calls that each span [`BIND_SPAN`]:
+/// at most `BIND_ATTEMPTS × (⌊fault / BIND_SPAN⌋ + 1)`. The kube client adds none (its retry
+/// layer is off); each call takes a token of the QPS limiter.
+fn bind_calls_bound(fault: Duration, retry_after: Option<u32>) -> usize {
+    match retry_after {
+        Some(r) => 1 + (fault.as_secs() / u64::from(r)) as usize,
+        None => BIND_ATTEMPTS * ((fault.as_millis() / BIND_SPAN.as_millis()) as usize + 1),
+    }
+}
+
+/// The most binding calls any of `pods` got in `[from, to)`, with that pod.
+fn most_bind_calls(rig: &Rig, pods: &[String], from: Instant, to: Instant) -> (usize, String) {
+    let reqs = rig.proxy.requests();
+    pods.iter()
+        .map(|p| {
+            let n = reqs
+                .iter()
+                .filter(|r| scheduler_request(r) && r.is_binding() && r.name == *p && r.at.is_some_and(|t| t >= from && t < to))
+                .count();
+            (n, p.clone())
+        })
+        .max()
+        .unwrap_or_default()
+}
+
 /// Every request answered with an error for [`FAULT`], one fault after the other on one rig
 /// (one scheduler, a new batch of pods per fault):
 /// * 500 Internal Server Error: the binder retries a bind 5 times (100 ms doubling), then the
 ///   pod is pending again and the next cycle decides it again;
-/// * 503 Service Unavailable (kube-rs's client retries 503 with exponential backoff from 5 ms
-///   inside each of the binder's attempts);
+/// * 503 Service Unavailable (one call per binder attempt: kube-rs's own retry layer, which
+///   would retry 503 up to 15 times inside each attempt, is off);
 /// * 504 Gateway Timeout.
 ///
-/// Each: bound [`PER_POD_PER_SECOND`]; recovery within 15 s; the pods bound before the faults
-/// stay bound once.
+/// Each: bound [`PER_POD_PER_SECOND`] in all, and [`bind_calls_bound`] binding calls per pod
+/// (20 in 5 s); recovery within 15 s; the pods bound before the faults stay bound once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_answers_500_503_504() -> support::Result<()> {
     let _serial = SERIAL.lock().await;
@@ -124,16 +164,19 @@ async fn api_answers_500_503_504() -> support::Result<()> {
 }
 
 /// 429 Too Many Requests with `Retry-After: 2` to every request for [`FAULT`]: the scheduler
-/// waits as told, so each pod's bind is tried at most once per 2 s plus one try per binder
-/// attempt (⌈5 s / 2 s⌉ + 5 = 8 per pod). Recovery within 15 s.
+/// waits as told between calls and before a failed bind is decided again, so each pod's bind is
+/// tried at most `1 + ⌊5 s / 2 s⌋ = 3` times ([`bind_calls_bound`], checked in
+/// [`answers_error`]), and all requests stay under [`PER_POD_PER_SECOND`]. Recovery within 15 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_answers_429_with_retry_after() -> support::Result<()> {
     let _serial = SERIAL.lock().await;
     let (mut rig, first) = error_rig("err429").await?;
-    let (sent, recovery, pods, _) = answers_error(&mut rig, "during", 429, Some(2)).await?;
+    let (sent, recovery, pods, what) = answers_error(&mut rig, "during", 429, Some(2)).await?;
     report("api_answers_429_with_retry_after", recovery, sent);
     let reqs = rig.proxy.requests();
-    let most = FAULT.as_secs().div_ceil(2) as usize + 5;
+    let most = bind_calls_bound(FAULT, Some(2));
+    let all = PER_POD_PER_SECOND * pods.len() * FAULT.as_secs() as usize;
+    assert!(sent <= all, "{sent} requests in {FAULT:?} for {} pods (bound {all}): {what}", pods.len());
     for p in &pods {
         let tries = reqs.iter().filter(|r| r.is_binding() && r.name == *p && r.code == 429).count();
         assert!(tries <= most, "pod {p}: {tries} bind tries answered 429 in {FAULT:?}, Retry-After 2 s (at most {most})");

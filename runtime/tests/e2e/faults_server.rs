@@ -61,6 +61,16 @@ async fn apiserver_stopped_for_30s() -> support::Result<()> {
     rig.start_single(&[])?;
     let first = rig.gangs("first", 4, 3, "500m").await?;
     rig.wait_bound(&first, Duration::from_secs(60)).await?;
+    // Events wait until no bind is outstanding, so the batch's `Scheduled` events (one per pod)
+    // are written only after its last bind: let them out before the stop, else each one still
+    // queued is tried while the server is down (3 calls each) and is not the "write in flight"
+    // the bound below allows for.
+    let t_bound = Instant::now() - Duration::from_secs(60);
+    support::wait_for("the first batch's Scheduled events written", Duration::from_secs(30), || async {
+        let written = rig.proxy.count_since(t_bound, |r| scheduler_request(r) && r.resource == "events" && r.verb == "create");
+        Ok((written >= first.len()).then_some(()))
+    })
+    .await?;
 
     let stopped = rig.server.stop_kube_apiserver()?;
     let t0 = Instant::now();

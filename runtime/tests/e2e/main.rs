@@ -9,8 +9,8 @@
 //!   on it keeps to its own namespaces ([`support::fresh_namespace`]) and names, and a scheduler
 //!   it starts keeps to its own nodes and pods (`--node-selector` on a labelled node pool and its
 //!   own `--scheduler-name`, as [`e2e::rig::Rig`] does), so concurrent tests do not see each
-//!   other's work. `apiserver_smoke`, `devices`, `faults`, `leader_lease`, `numa`, `user_trips` and
-//!   `controller_events`' recorder test use it.
+//!   other's work. `apiserver_smoke`, `devices`, `faults`, `leader_lease`, `numa`, `queue_gate`,
+//!   `user_trips` and `controller_events`' recorder test use it.
 //! * [`support::TestApiserver::start`]: a server of the test's own, where the test needs one:
 //!   it stops the server or compacts etcd (`faults_server`), changes RBAC (`rbac`,
 //!   `apiserver_smoke`'s drop test), runs a scheduler or controller over the whole cluster whose
@@ -60,6 +60,7 @@ mod numa;
 mod parity;
 mod podgroup_queue_controllers;
 mod preempt;
+mod queue_gate;
 mod rbac;
 mod recorder;
 mod reload;

@@ -31,6 +31,12 @@ type Grant = (String, String, String);
 const GRANTED_FOR_LATER: &[(&str, &str, &str, &str)] = &[
     ("", "events", "patch", "an event repeated within 10 minutes bumps the Event's count (plumbing/events.rs)"),
     ("", "pods", "delete", "evicting preempt/reclaim victims (Write::Evict); the default conf runs neither action"),
+    (
+        "",
+        "pods",
+        "patch",
+        "removing the queue-allocation gate (live/gate_removal.rs), only with --feature-gates=SchedulingGatesQueueAdmission=true; the v1.20 test server has no spec.schedulingGates",
+    ),
     ("scheduling.volcano.sh", "podgroups", "get", "re-reading a PodGroup after a 409 conflict (e2e/status_writes.rs)"),
     ("", "persistentvolumeclaims", "get", "the volume binder waits for a claim to be bound (e2e/volumes.rs)"),
     ("", "persistentvolumeclaims", "patch", "the volume binder's selected-node annotation (e2e/volumes.rs)"),

@@ -27,6 +27,7 @@
 use crate::{e2e, support};
 
 use basalt_runtime::crd::{CronJob, HyperNode, Job, PodGroup, Queue};
+use base64::Engine as _;
 use e2e::free_port;
 use e2e::process::SchedulerProcess;
 use k8s_openapi::api::admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration};
@@ -245,6 +246,7 @@ async fn webhook_manager_admits_as_volcano_does() -> support::Result<()> {
         "--cert-reload-period=1s".into(),
         format!("--admission-conf={}", conf_path.display()),
         "--graceful-shutdown-time=2s".into(),
+        "--feature-gates=SchedulingGatesQueueAdmission=true".into(),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut manager = SchedulerProcess::start_command(
@@ -412,6 +414,38 @@ async fn webhook_manager_admits_as_volcano_does() -> support::Result<()> {
         Ok((nodetype(&p).as_deref() == Some("gpu-a100")).then_some(()))
     })
     .await?;
+
+    // /pods/mutate with SchedulingGatesQueueAdmission: an opted-in pod gets Volcano's scheduling
+    // gate from the webhook (its answer, asked directly) and is admitted through the server, which
+    // at v1.20 has no spec.schedulingGates (1.26) and drops the gate: the pod is stored ungated
+    // and nothing else of it changes.
+    let opt_in = json!({"scheduling.volcano.sh/queue-allocation-gate": "true"});
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-gate", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "name": "opted-in", "namespace": ns, "operation": "CREATE", "userInfo": {},
+            "object": serde_json::to_value(pod("opted-in", opt_in.clone())?)?, "oldObject": null, "dryRun": false,
+        }
+    });
+    let (code, body) = post(&format!("{base}/pods/mutate"), &certs.join("ca.crt"), &review.to_string())?;
+    assert_eq!(code, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body)?;
+    let patch = base64::engine::general_purpose::STANDARD.decode(answer["response"]["patch"].as_str().unwrap_or(""))?;
+    let patch: Value = serde_json::from_slice(&patch)?;
+    assert_eq!(
+        patch,
+        json!([{"op": "add", "path": "/spec/schedulingGates", "value": [{"name": "scheduling.volcano.sh/queue-allocation-gate"}]}]),
+        "{body}"
+    );
+    let stored = pods.create(&pp, &pod("opted-in", opt_in)?).await?;
+    assert!(
+        stored.spec.as_ref().and_then(|s| s.scheduling_gates.as_ref()).is_none_or(|g| g.is_empty()),
+        "a v1.20 server keeps no scheduling gate: {:?}",
+        stored.spec
+    );
+    assert_eq!(stored.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()), Some("volcano"));
 
     // /hypernodes/validate.
     let h: HyperNode = serde_json::from_value(json!({

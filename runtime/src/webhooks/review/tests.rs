@@ -10,6 +10,7 @@ fn ctx() -> Context {
         queue_rules: QueueRules::default(),
         scheduler_names: vec!["volcano".into()],
         admission_conf: Default::default(),
+        scheduling_gates_queue_admission: false,
     }
 }
 
