@@ -26,8 +26,10 @@ pub struct NodeSpec {
     /// when the node registers none, or registers them malformed (the runtime reports it).
     #[serde(default)]
     pub gpu_share: Option<super::device::GpuShareNode>,
-    /// vGPU cards (annotation `volcano.sh/node-vgpu-register`) and node lock annotations.
-    #[serde(default)]
+    /// vGPU cards (annotation `volcano.sh/node-vgpu-register`) and node lock annotations. Not
+    /// serialized: the flight recorder's format is positional (postcard) and recordings written
+    /// before this field must stay readable (see docs/flight-recorder.md).
+    #[serde(skip)]
     pub devices: super::vgpu::NodeDevices,
 }
 
@@ -170,8 +172,8 @@ pub struct PodSpec {
     #[serde(default)]
     pub gpu: super::device::PodGpu,
     /// vGPU: per container the cards, memory and cores asked for, the card filters, the cards
-    /// held (`volcano.sh/vgpu-ids-new`).
-    #[serde(default)]
+    /// held (`volcano.sh/vgpu-ids-new`). Not serialized, as [`NodeSpec::devices`].
+    #[serde(skip)]
     pub vgpu: super::vgpu::PodVgpu,
     /// `spec.schedulingGates` is exactly one gate, Volcano's [`QUEUE_ALLOCATION_GATE`] (Volcano
     /// `HasOnlyVolcanoSchedulingGate`): such a pod is considered by allocate's queue check even
