@@ -149,7 +149,9 @@ pub struct LoopControl {
 /// every input sender is gone.
 pub fn scheduling_loop(mut s: Scheduler, rx: Receiver<Input>, out: &dyn Outputs, mut ctl: LoopControl) -> Scheduler {
     let mut next = Instant::now();
+    let started = next;
     let mut warned_unsynced = false;
+    let mut logged_synced = false;
     loop {
         loop {
             if ctl.stop.load(Ordering::Relaxed) {
@@ -173,6 +175,12 @@ pub fn scheduling_loop(mut s: Scheduler, rx: Receiver<Input>, out: &dyn Outputs,
             }
         }
         let now = Instant::now();
+        if s.mirror.synced() && !logged_synced {
+            let (nodes, pods, pod_groups, queues) = s.mirror.cluster.counts();
+            let after_ms = now.duration_since(started).as_millis() as u64;
+            tracing::info!(nodes, pods, pod_groups, queues, after_ms, "first list complete");
+            logged_synced = true;
+        }
         if !s.mirror.synced() && now < ctl.sync_deadline {
             next = now + Duration::from_millis(50);
             continue;
