@@ -31,6 +31,7 @@ mod support;
 mod audit;
 mod bound_watch;
 mod ceiling;
+mod first_list;
 mod procstat;
 mod report;
 mod scheduler_child;
@@ -73,6 +74,10 @@ struct Args {
     /// Skip the ceiling run.
     #[arg(long)]
     no_ceiling: bool,
+    /// Instead of binding: the pods are created already bound, and the bench reports how long
+    /// the scheduler's first list of the cluster takes and its memory after it (`first_list.rs`).
+    #[arg(long)]
+    first_list: bool,
     /// The `basalt` binary.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/basalt"))]
     basalt: PathBuf,
@@ -105,6 +110,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.first_list {
+        return first_list_main(&rt, &args);
+    }
     match rt.block_on(run(&args)) {
         Ok(report) => {
             let json = serde_json::to_string_pretty(&report).unwrap_or_default();
@@ -124,6 +132,40 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+        Err(e) => {
+            eprintln!("live_bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--first-list`: runs [`first_list::run`] and prints its report.
+fn first_list_main(rt: &tokio::runtime::Runtime, args: &Args) -> ExitCode {
+    let log_path = match &args.scheduler_log {
+        Some(p) => p.clone(),
+        None => {
+            let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/live-bench"));
+            if let Err(e) = std::fs::create_dir_all(&dir) {
+                eprintln!("live_bench: {}: {e}", dir.display());
+                return ExitCode::FAILURE;
+            }
+            dir.join(format!("first-list-{}-{}.log", args.nodes, args.pods))
+        }
+    };
+    match rt.block_on(first_list::run(args, &log_path)) {
+        Ok(r) => {
+            let json = serde_json::to_string_pretty(&r).unwrap_or_default();
+            if let Some(f) = &args.json_file {
+                if let Err(e) = std::fs::write(f, &json) {
+                    eprintln!("live_bench: {}: {e}", f.display());
+                }
+            }
+            match args.output.as_str() {
+                "json" => println!("{json}"),
+                _ => print!("{}", r.table()),
+            }
+            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("live_bench: {e}");
@@ -208,7 +250,8 @@ async fn run(args: &Args) -> support::Result<Report> {
     support::ensure_namespace(&admin, "bench").await?;
     let t = Instant::now();
     let names =
-        setup::create_batch(&admin, "bench", args.pods, Some(args.gang), args.queues, "volcano", args.create_concurrency).await?;
+        setup::create_batch(&admin, "bench", args.pods, Some(args.gang), args.queues, "volcano", args.create_concurrency, None)
+            .await?;
     r.create_pods_s = t.elapsed().as_secs_f64();
     step(t0, &format!("{} PodGroups and {} pods created in {:.1} s", args.pods / args.gang, args.pods, r.create_pods_s));
 
@@ -284,7 +327,7 @@ async fn run(args: &Args) -> support::Result<Report> {
     if !args.no_ceiling {
         support::ensure_namespace(&admin, "ceiling").await?;
         let names =
-            setup::create_batch(&admin, "ceiling", args.pods, None, args.queues, "bench-ceiling", args.create_concurrency)
+            setup::create_batch(&admin, "ceiling", args.pods, None, args.queues, "bench-ceiling", args.create_concurrency, None)
                 .await?;
         step(t0, &format!("{} ceiling pods created", args.pods));
         let mut watch = BoundWatch::start(&admin, "ceiling").await?;

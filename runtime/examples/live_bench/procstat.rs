@@ -31,6 +31,12 @@ pub fn peak_rss_mib(pid: u32) -> Result<f64, String> {
     status_kib(pid, "VmHWM:").map(|kib| kib as f64 / 1024.0)
 }
 
+/// Resident set size of process `pid` in MiB (`VmRSS` of `/proc/PID/status`).
+/// Errors: the process is gone or the line is missing (pid named).
+pub fn rss_mib(pid: u32) -> Result<f64, String> {
+    status_kib(pid, "VmRSS:").map(|kib| kib as f64 / 1024.0)
+}
+
 fn status_kib(pid: u32, key: &str) -> Result<u64, String> {
     let path = format!("/proc/{pid}/status");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;

@@ -53,8 +53,10 @@ pub fn pod_name(i: usize) -> String {
 /// Creates `pods` pods in `namespace`, `concurrency` at a time. With `gang = Some(g)`: PodGroups
 /// `pg-{j}` of `g` pods each (`minMember = g`, queues round-robin), created first, and pods
 /// `schedulerName: volcano` with annotation `scheduling.k8s.io/group-name`; with `None`: plain
-/// pods of scheduler `scheduler` and no PodGroup. Returns the pod names.
-/// Errors: the first failed create.
+/// pods of scheduler `scheduler` and no PodGroup. With `bound_to = Some(n)` every pod is
+/// created already bound (`spec.nodeName`, nodes `node-0 .. node-{n-1}` round-robin), as a
+/// running cluster's pods are. Returns the pod names. Errors: the first failed create.
+#[allow(clippy::too_many_arguments)]
 pub async fn create_batch(
     client: &Client,
     namespace: &str,
@@ -63,6 +65,7 @@ pub async fn create_batch(
     queues: usize,
     scheduler: &str,
     concurrency: usize,
+    bound_to: Option<usize>,
 ) -> support::Result<Vec<String>> {
     if let Some(g) = gang {
         let groups = pods / g;
@@ -82,7 +85,11 @@ pub async fn create_batch(
             if let Some(g) = gang {
                 pod = pod.group(&format!("pg-{}", i / g));
             }
-            support::create_pod(client, &pod.build()).await.map(|_| ())
+            let mut pod = pod.build();
+            if let (Some(n), Some(spec)) = (bound_to, pod.spec.as_mut()) {
+                spec.node_name = Some(node_name(i % n.max(1)));
+            }
+            support::create_pod(client, &pod).await.map(|_| ())
         })
         .buffer_unordered(concurrency)
         .try_collect::<()>()
