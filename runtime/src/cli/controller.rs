@@ -3,7 +3,9 @@
 //! Queue controllers ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
 
 use crate::controller::options::{ControllerOptions, ShardingOptions};
-use crate::controller::run::{self as runner, CRONJOB_CONTROLLER, JOB_CONTROLLER, PG_CONTROLLER, QUEUE_CONTROLLER, SHARDING_CONTROLLER};
+use crate::controller::run::{
+    self as runner, CRONJOB_CONTROLLER, JOB_CONTROLLER, PG_CONTROLLER, QUEUE_CONTROLLER, SHARDING_CONTROLLER,
+};
 use crate::controller::shard_config::{self, ShardingConfig};
 use crate::convert::duration::parse_go_duration;
 use clap::{ArgAction, Args};

@@ -75,7 +75,11 @@ impl ControllerMetrics {
         }
         let shard_syncs = Counter::default();
         let shard_nodes = Family::<[(&'static str, String); 1], Gauge>::default();
-        registry.register("basalt_controller_shard_assignments", "Node shard assignments computed (sharding controller)", shard_syncs.clone());
+        registry.register(
+            "basalt_controller_shard_assignments",
+            "Node shard assignments computed (sharding controller)",
+            shard_syncs.clone(),
+        );
         registry.register(
             "basalt_controller_shard_nodes_desired",
             "Nodes in the last assignment of each NodeShard (sharding controller)",

@@ -28,7 +28,8 @@ pub const DEFAULT_CONFIGMAP_NAME: &str = "volcano-sharding-configmap";
 /// `--sharding-configmap-namespace`'s default.
 pub const DEFAULT_CONFIGMAP_NAMESPACE: &str = "volcano-system";
 /// `--scheduler-configs`' default entries (Volcano's).
-pub const DEFAULT_SCHEDULER_CONFIGS: [&str; 2] = ["volcano:volcano:0.0:0.6:false:2:100", "agent-scheduler:agent:0.7:1.0:true:2:100"];
+pub const DEFAULT_SCHEDULER_CONFIGS: [&str; 2] =
+    ["volcano:volcano:0.0:0.6:false:2:100", "agent-scheduler:agent:0.7:1.0:true:2:100"];
 /// The warmup policy's default label key and value.
 pub const WARMUP_LABEL: (&str, &str) = ("node.volcano.sh/warmup", "true");
 
@@ -181,13 +182,18 @@ pub fn parse_yaml(text: &str) -> Result<ShardingConfig, String> {
 ///
 /// Errors: the entry quoted and the part that is wrong (count, number, bool) or the rule broken.
 pub fn parse_flag(entries: &[String]) -> Result<ShardingConfig, String> {
-    let mut warnings = vec!["--scheduler-configs is deprecated and will be removed in a future release; migrate to the sharding ConfigMap".to_string()];
+    let mut warnings =
+        vec!["--scheduler-configs is deprecated and will be removed in a future release; migrate to the sharding ConfigMap"
+            .to_string()];
     let mut schedulers = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let bad = |why: String| format!("--scheduler-configs {entry:?}: {why}");
         let parts: Vec<&str> = entry.split(':').collect();
         if parts.len() != 7 {
-            return Err(bad(format!("expected 7 colon-separated parts (name:type:min_util:max_util:prefer_warmup:min_nodes:max_nodes), got {}", parts.len())));
+            return Err(bad(format!(
+                "expected 7 colon-separated parts (name:type:min_util:max_util:prefer_warmup:min_nodes:max_nodes), got {}",
+                parts.len()
+            )));
         }
         let min = utilization(parts[2]).map_err(|e| bad(format!("invalid min utilization: {e}")))?;
         let max = utilization(parts[3]).map_err(|e| bad(format!("invalid max utilization: {e}")))?;
@@ -333,7 +339,9 @@ fn build_policy(p: &RawPolicy, at: &str) -> Result<ShardPolicy, String> {
     let float = |key: &str, default: f64| -> Result<f64, String> {
         match args(key) {
             None => Ok(default),
-            Some(v) => v.as_f64().filter(|f| f.is_finite()).ok_or_else(|| format!("{at}: arguments.{key}: {} is not a number", show(v))),
+            Some(v) => {
+                v.as_f64().filter(|f| f.is_finite()).ok_or_else(|| format!("{at}: arguments.{key}: {} is not a number", show(v)))
+            }
         }
     };
     let int = |key: &str| -> Result<i64, String> {
@@ -345,7 +353,9 @@ fn build_policy(p: &RawPolicy, at: &str) -> Result<ShardPolicy, String> {
     let string = |key: &str, default: &str| -> Result<String, String> {
         match args(key) {
             None => Ok(default.to_string()),
-            Some(v) => v.as_str().map(str::to_string).ok_or_else(|| format!("{at}: arguments.{key}: {} is not a string", show(v))),
+            Some(v) => {
+                v.as_str().map(str::to_string).ok_or_else(|| format!("{at}: arguments.{key}: {} is not a string", show(v)))
+            }
         }
     };
     match p.name.as_str() {
@@ -402,7 +412,11 @@ mod tests {
         // preferWarmup=true in the flag form adds no warmup policy (Volcano only warns).
         let a = &c.schedulers[1];
         assert!(a.policies.iter().all(|p| p.policy.name() != "warmup"), "{a:?}");
-        assert!(c.warnings.iter().any(|w| w.contains("\"agent-scheduler\": preferWarmupNodes is no longer honored")), "{:?}", c.warnings);
+        assert!(
+            c.warnings.iter().any(|w| w.contains("\"agent-scheduler\": preferWarmupNodes is no longer honored")),
+            "{:?}",
+            c.warnings
+        );
         assert!(c.warnings[0].contains("--scheduler-configs is deprecated"));
     }
 
@@ -416,7 +430,10 @@ mod tests {
         assert!(flag(&["a:b:0:1:yes:0:0"]).unwrap_err().contains("invalid prefer warmup flag \"yes\""));
         assert!(flag(&["a:b:0:1:false:two:0"]).unwrap_err().contains("invalid min nodes \"two\""));
         let e = flag(&["a:b:0.8:0.2:false:0:0"]).unwrap_err();
-        assert!(e.starts_with("--scheduler-configs \"a:b:0.8:0.2:false:0:0\"") && e.contains("invalid CPU utilization range"), "{e}");
+        assert!(
+            e.starts_with("--scheduler-configs \"a:b:0.8:0.2:false:0:0\"") && e.contains("invalid CPU utilization range"),
+            "{e}"
+        );
         assert!(flag(&["a:b:0:1:false:0:0", "a:c:0:1:false:0:0"]).unwrap_err().contains("name given twice"));
     }
 
@@ -443,7 +460,10 @@ enableNodeEventTrigger: false
         assert_eq!(p[0], WeightedPolicy { policy: ShardPolicy::AllocationRate { min: 0.0, max: 0.6 }, weight: 1 });
         assert_eq!(
             p[1],
-            WeightedPolicy { policy: ShardPolicy::Warmup { label: "node.volcano.sh/warmup".into(), value: "true".into() }, weight: 2 }
+            WeightedPolicy {
+                policy: ShardPolicy::Warmup { label: "node.volcano.sh/warmup".into(), value: "true".into() },
+                weight: 2
+            }
         );
         assert_eq!(p[2].policy, ShardPolicy::NodeLimit { min: 2, max: 100 });
         assert_eq!(c.shard_sync_period, Some(Duration::from_secs(120)));
@@ -476,32 +496,40 @@ schedulerConfigs:
         let err = |y: &str| parse_yaml(y).unwrap_err();
         assert_eq!(err("shardSyncPeriod: 1m"), "sharding config must contain at least one schedulerConfig entry");
         assert_eq!(err("schedulerConfigs: [{type: x}]"), "schedulerConfigs[0]: name must not be empty");
-        assert!(err("schedulerConfigs: [{name: a, cpuUtilizationMax: 1.5}]").contains("schedulerConfigs[0] (a): cpuUtilizationMax 1.50 out of range"));
+        assert!(err("schedulerConfigs: [{name: a, cpuUtilizationMax: 1.5}]")
+            .contains("schedulerConfigs[0] (a): cpuUtilizationMax 1.50 out of range"));
         assert!(err("schedulerConfigs: [{name: a, minNodes: 3, maxNodes: 1}]").contains("maxNodes (1) must be >= minNodes (3)"));
         assert_eq!(
             err("schedulerConfigs: [{name: a}, {name: b, policies: [{name: ''}]}]"),
             "schedulerConfigs[1] (b): policies[0].name must not be empty"
         );
-        assert!(err("schedulerConfigs: [{name: a, policies: [{name: warmup, weight: -1}]}]").contains("policies[0] (warmup): weight must be >= 0"));
+        assert!(err("schedulerConfigs: [{name: a, policies: [{name: warmup, weight: -1}]}]")
+            .contains("policies[0] (warmup): weight must be >= 0"));
         assert!(err("schedulerConfigs: [{name: a, policies: [{name: warmup, arguments: {maxNodes: 3}}]}]")
             .contains("policies[0] (warmup): maxNodes is only supported by the node-limit policy"));
-        assert!(err("schedulerConfigs: [{name: a, policies: [{name: binpack}]}]").contains("policies[0] (binpack): unknown policy \"binpack\""));
+        assert!(err("schedulerConfigs: [{name: a, policies: [{name: binpack}]}]")
+            .contains("policies[0] (binpack): unknown policy \"binpack\""));
         assert!(err("schedulerConfigs: [{name: a, policies: [{name: allocation-rate, arguments: {minCPUUtil: '0.5'}}]}]")
             .contains("arguments.minCPUUtil: '0.5' is not a number"));
-        assert!(err("schedulerConfigs: [{name: a, policies: [{name: allocation-rate, arguments: {minCPUUtil: 0.9, maxCPUUtil: 0.1}}]}]")
-            .contains("invalid CPU utilization range [0.90, 0.10]"));
+        assert!(err(
+            "schedulerConfigs: [{name: a, policies: [{name: allocation-rate, arguments: {minCPUUtil: 0.9, maxCPUUtil: 0.1}}]}]"
+        )
+        .contains("invalid CPU utilization range [0.90, 0.10]"));
         assert!(err("schedulerConfigs: [{name: a, policies: [{name: node-limit, arguments: {minNodes: 5, maxNodes: 2}}]}]")
             .contains("arguments.maxNodes must be >= arguments.minNodes"));
         assert!(err("schedulerConfigs: [{name: a, policies: [{name: warmup, arguments: {warmupLabel: ''}}]}]")
             .contains("arguments.warmupLabel cannot be empty"));
-        assert!(err("schedulerConfigs: [{name: a}]\nshardSyncPeriod: soon").starts_with("shardSyncPeriod: invalid duration \"soon\""));
+        assert!(
+            err("schedulerConfigs: [{name: a}]\nshardSyncPeriod: soon").starts_with("shardSyncPeriod: invalid duration \"soon\"")
+        );
         assert!(err("schedulerConfigs: [{name: a, minNodes: many}]").contains("minNodes"), "serde names the field");
         assert!(err("schedulerConfigs: [{name: a}, {name: a}]").contains("schedulerConfigs[1] (a): name given twice"));
     }
 
     #[test]
     fn node_limit_without_max_is_unbounded_and_weights_default_to_one() {
-        let c = parse_yaml("schedulerConfigs: [{name: a, policies: [{name: node-limit, weight: 0, arguments: {minNodes: 3}}]}]").unwrap();
+        let c = parse_yaml("schedulerConfigs: [{name: a, policies: [{name: node-limit, weight: 0, arguments: {minNodes: 3}}]}]")
+            .unwrap();
         assert_eq!(c.schedulers[0].policies[0], WeightedPolicy { policy: ShardPolicy::NodeLimit { min: 3, max: 0 }, weight: 1 });
         assert_eq!(round_util(0.606), 0.61);
         assert_eq!(round_util(0.6049), 0.6);

@@ -146,7 +146,12 @@ fn name_of(m: &kube::api::ObjectMeta) -> String {
 impl ShardController {
     /// Starts the watches (nodes, pods with a node, NodeShards, the ConfigMap when named), the
     /// assignment loop and the writer; returns their tasks.
-    pub fn spawn(client: Client, limiter: Arc<RateLimiter>, metrics: Arc<ControllerMetrics>, opts: ShardingOptions) -> Vec<JoinHandle<()>> {
+    pub fn spawn(
+        client: Client,
+        limiter: Arc<RateLimiter>,
+        metrics: Arc<ControllerMetrics>,
+        opts: ShardingOptions,
+    ) -> Vec<JoinHandle<()>> {
         let ctl = Arc::new(ShardController {
             client,
             limiter,
@@ -342,7 +347,9 @@ impl ShardController {
                         self.limiter.acquire().await;
                         self.metrics.record_api("patch_nodeshard");
                         match api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
-                            Ok(_) => tracing::info!("sharding: NodeShard {name}: {} -> {} nodes desired", cur.len(), desired.len()),
+                            Ok(_) => {
+                                tracing::info!("sharding: NodeShard {name}: {} -> {} nodes desired", cur.len(), desired.len())
+                            }
                             Err(e) if api_code(&e) == Some(404) => {
                                 lock(&self.state).shards.remove(&name);
                                 return Err(format!("patching NodeShard {name}: it was deleted; creating it next"));
@@ -563,13 +570,19 @@ impl ShardController {
         }
         st.configmap_version = cm.metadata.resource_version.clone();
         let Some(text) = cm.data.as_ref().and_then(|d| d.get(shard_config::CONFIGMAP_KEY)) else {
-            tracing::warn!("sharding: ConfigMap {at} has no key {:?}; keeping the last configuration", shard_config::CONFIGMAP_KEY);
+            tracing::warn!(
+                "sharding: ConfigMap {at} has no key {:?}; keeping the last configuration",
+                shard_config::CONFIGMAP_KEY
+            );
             return;
         };
         let cfg: ShardingConfig = match shard_config::parse_yaml(text) {
             Ok(c) => c,
             Err(e) => {
-                tracing::error!("sharding: ConfigMap {at} key {}: {e}; keeping the last configuration", shard_config::CONFIGMAP_KEY);
+                tracing::error!(
+                    "sharding: ConfigMap {at} key {}: {e}; keeping the last configuration",
+                    shard_config::CONFIGMAP_KEY
+                );
                 return;
             }
         };
@@ -589,7 +602,13 @@ impl ShardController {
         let summary: Vec<String> = active
             .schedulers
             .iter()
-            .map(|s| format!("{} [{}]", s.name, s.policies.iter().map(|p| format!("{}(w={})", p.policy.name(), p.weight)).collect::<Vec<_>>().join(", ")))
+            .map(|s| {
+                format!(
+                    "{} [{}]",
+                    s.name,
+                    s.policies.iter().map(|p| format!("{}(w={})", p.policy.name(), p.weight)).collect::<Vec<_>>().join(", ")
+                )
+            })
             .collect();
         tracing::info!(period = ?active.period, trigger = active.trigger, "sharding: applied {}: {}", active.source, summary.join("; "));
         st.active = Some(active);
@@ -672,7 +691,9 @@ mod tests {
         assert_eq!(pod_entry(&done), None);
         let pending = pod("metadata: {name: a}\nspec: {containers: [{name: c}]}");
         assert_eq!(pod_entry(&pending), None);
-        let mirror = pod("metadata: {name: a, annotations: {kubernetes.io/config.mirror: h}}\nspec: {nodeName: x, containers: [{name: c}]}");
+        let mirror = pod(
+            "metadata: {name: a, annotations: {kubernetes.io/config.mirror: h}}\nspec: {nodeName: x, containers: [{name: c}]}",
+        );
         assert_eq!(pod_entry(&mirror), None);
     }
 

@@ -133,10 +133,8 @@ fn pipeline<'n, 'a>(s: &SchedulerShard, mut candidates: Vec<&'n NodeView<'a>>) -
     candidates.retain(|n| s.policies.iter().all(|p| filter(&p.policy, n)));
     let scorers = s.policies.iter().filter(|p| !matches!(p.policy, ShardPolicy::NodeLimit { .. })).count();
     if candidates.len() > 1 && scorers > 0 {
-        let mut scored: Vec<(f64, &NodeView<'a>)> = candidates
-            .iter()
-            .map(|n| (s.policies.iter().map(|p| f64::from(p.weight) * score(&p.policy, n)).sum(), *n))
-            .collect();
+        let mut scored: Vec<(f64, &NodeView<'a>)> =
+            candidates.iter().map(|n| (s.policies.iter().map(|p| f64::from(p.weight) * score(&p.policy, n)).sum(), *n)).collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
         candidates = scored.into_iter().map(|(_, n)| n).collect();
     }
@@ -248,7 +246,8 @@ mod tests {
 
     #[test]
     fn allocation_rate_bounds_are_inclusive_after_rounding() {
-        let cfg = "schedulerConfigs: [{name: a, policies: [{name: allocation-rate, arguments: {minCPUUtil: 0.3, maxCPUUtil: 0.6}}]}]";
+        let cfg =
+            "schedulerConfigs: [{name: a, policies: [{name: allocation-rate, arguments: {minCPUUtil: 0.3, maxCPUUtil: 0.6}}]}]";
         // 0.604 rounds to 0.60 (in), 0.296 to 0.30 (in), 0.294 to 0.29 (out), 0.606 to 0.61 (out).
         let nodes = Nodes::new(&[0.604, 0.296, 0.294, 0.606, 0.45], &[]);
         assert_eq!(shards(cfg, &nodes)[0].1, names(&["n0", "n4", "n1"]));
@@ -273,12 +272,14 @@ mod tests {
         };
         assert_eq!(shards(&cfg(2), &nodes)[0].1, names(&["n2", "n1"]), "2.5, 2.0, 1.0");
         // Without the limit and weight 1: n2 (1.5), then n0 and n1 tie at 1.0 and keep name order.
-        let cfg1 = "schedulerConfigs: [{name: a, policies: [{name: allocation-rate, arguments: {maxCPUUtil: 1}}, {name: warmup}]}]";
+        let cfg1 =
+            "schedulerConfigs: [{name: a, policies: [{name: allocation-rate, arguments: {maxCPUUtil: 1}}, {name: warmup}]}]";
         assert_eq!(shards(cfg1, &nodes)[0].1, names(&["n2", "n0", "n1"]));
         // A custom label and value; the deprecated preferWarmupNodes adds the default one.
         let mut nodes = Nodes::new(&[0.0, 0.0], &[]);
         nodes.0[1].2.insert("pool".into(), "hot".into());
-        let cfg = "schedulerConfigs: [{name: a, policies: [{name: warmup, arguments: {warmupLabel: pool, warmupLabelValue: hot}}]}]";
+        let cfg =
+            "schedulerConfigs: [{name: a, policies: [{name: warmup, arguments: {warmupLabel: pool, warmupLabelValue: hot}}]}]";
         assert_eq!(shards(cfg, &nodes)[0].1, names(&["n1", "n0"]));
         let nodes = Nodes::new(&[0.0, 0.0], &[1]);
         let cfg = "schedulerConfigs: [{name: a, preferWarmupNodes: true}]";
@@ -290,7 +291,8 @@ mod tests {
         // Go reads a missing label as "": value "" matches every node without the label.
         let mut nodes = Nodes::new(&[0.0, 0.0, 0.0], &[]);
         nodes.0[0].2.insert("role".into(), "x".into());
-        let cfg = "schedulerConfigs: [{name: a, policies: [{name: warmup, arguments: {warmupLabel: role, warmupLabelValue: ''}}]}]";
+        let cfg =
+            "schedulerConfigs: [{name: a, policies: [{name: warmup, arguments: {warmupLabel: role, warmupLabelValue: ''}}]}]";
         assert_eq!(shards(cfg, &nodes)[0].1, names(&["n1", "n2", "n0"]));
     }
 
