@@ -2,8 +2,11 @@
 //! (volcano-behaviour.md §5.5, `cmd/controller-manager/app/options`). Runs the job, PodGroup and
 //! Queue controllers ([`crate::controller`]). Go-style spellings are accepted as for `basalt scheduler`.
 
-use crate::controller::options::ControllerOptions;
-use crate::controller::run::{self as runner, CRONJOB_CONTROLLER, JOB_CONTROLLER, PG_CONTROLLER, QUEUE_CONTROLLER};
+use crate::controller::options::{ControllerOptions, ShardingOptions};
+use crate::controller::run::{
+    self as runner, CRONJOB_CONTROLLER, JOB_CONTROLLER, PG_CONTROLLER, QUEUE_CONTROLLER, SHARDING_CONTROLLER,
+};
+use crate::controller::shard_config::{self, ShardingConfig};
 use crate::convert::duration::parse_go_duration;
 use clap::{ArgAction, Args};
 use std::time::Duration;
@@ -38,10 +41,31 @@ pub struct ControllerArgs {
     #[arg(long = "scheduler-name", value_name = "NAME", default_value = "volcano", action = ArgAction::Append)]
     pub scheduler_names: Vec<String>,
     /// Controllers to run (`*` or a comma list; `-name` disables). Implemented:
-    /// `job-controller`, `pg-controller`, `queue-controller`, `cronjob-controller`; others named are reported and
+    /// `job-controller`, `pg-controller`, `queue-controller`, `cronjob-controller`,
+    /// `sharding-controller` (off by default, as in Volcano); others named are reported and
     /// skipped.
-    #[arg(long, value_name = "LIST", default_value = "*")]
+    #[arg(long, value_name = "LIST", default_value = "*,-sharding-controller")]
     pub controllers: String,
+    /// Sharding controller, deprecated (use the sharding ConfigMap): the schedulers' shards as
+    /// `name:type:min_util:max_util:prefer_warmup:min_nodes:max_nodes` (comma-separated or
+    /// repeated), used while no valid sharding ConfigMap exists.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', action = ArgAction::Append,
+          default_values_t = shard_config::DEFAULT_SCHEDULER_CONFIGS.map(String::from))]
+    pub scheduler_configs: Vec<String>,
+    /// Sharding controller: time between full node assignments.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration)]
+    pub shard_sync_period: Duration,
+    /// Sharding controller: node and pod events that change a node's utilisation by more than
+    /// 0.5, and added nodes, trigger an assignment.
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub enable_node_event_trigger: bool,
+    /// Sharding controller: the ConfigMap holding its configuration (key `sharding.yaml`),
+    /// watched; empty: `--scheduler-configs` only.
+    #[arg(long, value_name = "NAME", default_value = shard_config::DEFAULT_CONFIGMAP_NAME)]
+    pub sharding_configmap: String,
+    /// Sharding controller: the namespace of `--sharding-configmap`.
+    #[arg(long, value_name = "NAMESPACE", default_value = shard_config::DEFAULT_CONFIGMAP_NAMESPACE)]
+    pub sharding_configmap_namespace: String,
     /// Take part in leader election before acting.
     #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
     pub leader_elect: bool,
@@ -106,7 +130,8 @@ impl ControllerArgs {
         }
     }
 
-    /// Checks values clap cannot: every worker count ≥ 1, `--max-requeue-num` ≥ −1, positive QPS.
+    /// Checks values clap cannot: every worker count ≥ 1, `--max-requeue-num` ≥ −1, positive QPS,
+    /// `--scheduler-configs` entries.
     ///
     /// Errors: the flag and why.
     pub fn validate(&self) -> Result<(), String> {
@@ -126,6 +151,7 @@ impl ControllerArgs {
         if self.kube_api_qps.is_nan() || self.kube_api_qps <= 0.0 {
             return Err(format!("--kube-api-qps {}: must be positive", self.kube_api_qps));
         }
+        self.sharding_flag_config()?;
         if self.leader_elect_resource_lock != "leases" {
             return Err(format!(
                 "--leader-elect-resource-lock {:?}: only \"leases\" is supported",
@@ -146,6 +172,11 @@ impl ControllerArgs {
 }
 
 impl ControllerArgs {
+    /// `--scheduler-configs` parsed ([`shard_config::parse_flag`]). Errors: the entry and why.
+    pub fn sharding_flag_config(&self) -> Result<ShardingConfig, String> {
+        shard_config::parse_flag(&self.scheduler_configs)
+    }
+
     /// The controller-manager's plain settings from these flags (`--controllers` resolved).
     pub fn options(&self) -> ControllerOptions {
         ControllerOptions {
@@ -161,6 +192,14 @@ impl ControllerArgs {
             pg_controller: self.controller_enabled(PG_CONTROLLER),
             queue_controller: self.controller_enabled(QUEUE_CONTROLLER),
             cronjob_controller: self.controller_enabled(CRONJOB_CONTROLLER),
+            sharding_controller: self.controller_enabled(SHARDING_CONTROLLER),
+            sharding: ShardingOptions {
+                flag_config: self.sharding_flag_config().unwrap_or_default(),
+                shard_sync_period: self.shard_sync_period,
+                enable_node_event_trigger: self.enable_node_event_trigger,
+                configmap_name: self.sharding_configmap.clone(),
+                configmap_namespace: self.sharding_configmap_namespace.clone(),
+            },
             leader_elect: self.leader_elect,
             leader_elect_lease_duration: self.leader_elect_lease_duration,
             leader_elect_renew_deadline: self.leader_elect_renew_deadline,
@@ -235,5 +274,34 @@ mod tests {
         assert!(a.controller_enabled("queue-controller"));
         a.controllers = "*,-pg-controller".into();
         assert!(!a.controller_enabled("pg-controller") && a.controller_enabled("queue-controller"));
+    }
+
+    #[test]
+    fn sharding_controller_is_off_by_default_and_takes_volcanos_flags() {
+        let a = T::parse_from(["t"]).a;
+        assert!(!a.options().sharding_controller && a.options().job_controller);
+        assert_eq!(a.scheduler_configs, shard_config::DEFAULT_SCHEDULER_CONFIGS.map(String::from));
+        let o = a.options().sharding;
+        assert_eq!((o.shard_sync_period, o.enable_node_event_trigger), (Duration::from_secs(60), true));
+        assert_eq!((o.configmap_name.as_str(), o.configmap_namespace.as_str()), ("volcano-sharding-configmap", "volcano-system"));
+        assert_eq!(o.flag_config.schedulers.len(), 2);
+        let a = T::parse_from([
+            "t",
+            "--controllers=*",
+            "--scheduler-configs=a:volcano:0:1:false:0:2,b:volcano:0:1:false:0:0",
+            "--shard-sync-period=5s",
+            "--enable-node-event-trigger=false",
+            "--sharding-configmap=",
+        ])
+        .a;
+        assert!(a.validate().is_ok());
+        let o = a.options();
+        assert!(o.sharding_controller);
+        let names: Vec<&str> = o.sharding.flag_config.schedulers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!((o.sharding.shard_sync_period, o.sharding.enable_node_event_trigger), (Duration::from_secs(5), false));
+        assert!(o.sharding.configmap_name.is_empty());
+        let a = T::parse_from(["t", "--scheduler-configs", "a:volcano:0:2:false:0:0"]).a;
+        assert!(a.validate().unwrap_err().starts_with("--scheduler-configs \"a:volcano:0:2:false:0:0\""));
     }
 }

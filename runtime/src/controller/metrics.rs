@@ -5,6 +5,8 @@
 //! `job_phase_transitions_total{phase}`, and `leader` (1 while leading). The Queue controller's
 //! PodGroup counts carry Volcano's names (its `pkg/controllers/metrics`, volcano-behaviour.md
 //! §5.3): `volcano_queue_pod_group_{inqueue,pending,running,unknown,completed}_count{queue_name}`.
+//! The sharding controller's: `basalt_controller_shard_assignments_total` and
+//! `basalt_controller_shard_nodes_desired{shard}`.
 
 use super::queue_state::PhaseCounts;
 use super::request::{Action, Phase};
@@ -35,6 +37,8 @@ pub struct ControllerMetrics {
     leader: Gauge,
     /// In [`QUEUE_GAUGES`] order.
     queue_pod_groups: [Family<QueueLabel, Gauge>; 5],
+    shard_syncs: Counter,
+    shard_nodes: Family<[(&'static str, String); 1], Gauge>,
 }
 
 impl Default for ControllerMetrics {
@@ -69,7 +73,19 @@ impl ControllerMetrics {
         for ((name, help), family) in QUEUE_GAUGES.iter().zip(&queue_pod_groups) {
             registry.register(*name, *help, family.clone());
         }
-        ControllerMetrics { registry, requests, errors, api_calls, phases, leader, queue_pod_groups }
+        let shard_syncs = Counter::default();
+        let shard_nodes = Family::<[(&'static str, String); 1], Gauge>::default();
+        registry.register(
+            "basalt_controller_shard_assignments",
+            "Node shard assignments computed (sharding controller)",
+            shard_syncs.clone(),
+        );
+        registry.register(
+            "basalt_controller_shard_nodes_desired",
+            "Nodes in the last assignment of each NodeShard (sharding controller)",
+            shard_nodes.clone(),
+        );
+        ControllerMetrics { registry, requests, errors, api_calls, phases, leader, queue_pod_groups, shard_syncs, shard_nodes }
     }
 
     /// One request processed with `action`.
@@ -112,6 +128,21 @@ impl ControllerMetrics {
         for family in &self.queue_pod_groups {
             family.remove(&label);
         }
+    }
+
+    /// One node shard assignment computed.
+    pub fn record_shard_sync(&self) {
+        self.shard_syncs.inc();
+    }
+
+    /// NodeShard `shard`'s assignment holds `nodes` nodes.
+    pub fn set_shard_nodes(&self, shard: &str, nodes: usize) {
+        self.shard_nodes.get_or_create(&[("shard", shard.to_string())]).set(nodes as i64);
+    }
+
+    /// Drops the series of deleted NodeShard `shard`.
+    pub fn forget_shard(&self, shard: &str) {
+        self.shard_nodes.remove(&[("shard", shard.to_string())]);
     }
 
     /// The registry in the OpenMetrics text format.

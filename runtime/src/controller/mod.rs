@@ -13,13 +13,15 @@
 //! * [`queue`]: per-worker rate-limited queues, jobs hashed to workers;
 //! * [`plain_pod`], [`pod_usage`]: the PodGroup controller's PodGroup for a plain pod (§5.2);
 //! * [`queue_state`]: the Queue controller's state machine and rules (§5.3);
+//! * [`shard_config`], [`shard_plan`]: the sharding controller's configuration and node
+//!   assignment (Volcano's `pkg/controllers/sharding`);
 //! * [`validate`]: the admission webhook's checks a Job created without it would slip past
 //!   (§6), recorded as a `FailedValidation` Event.
 //!
 //! The API side: [`execute`] (one request against the server, recording Volcano's Job Events
 //! through [`crate::plumbing::events`]), [`gc`] (TTL deletion),
 //! [`pg_controller`] (PodGroups for plain pods), [`queue_controller`] (Queue states and
-//! Commands), [`command`] (taking a Command before acting on it), [`retry`] (their worker loop), [`metrics`], [`options`] (the settings, built by [`crate::cli`]),
+//! Commands), [`shard_controller`] (NodeShards' `spec.nodesDesired`), [`command`] (taking a Command before acting on it), [`retry`] (their worker loop), [`metrics`], [`options`] (the settings, built by [`crate::cli`]),
 //! and [`run`] (the process).
 
 pub mod build;
@@ -46,6 +48,9 @@ pub mod reconcile;
 pub mod request;
 pub mod retry;
 pub mod run;
+pub mod shard_config;
+pub mod shard_controller;
+pub mod shard_plan;
 pub mod state;
 pub mod validate;
 pub mod volumes;

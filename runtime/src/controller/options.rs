@@ -3,6 +3,7 @@
 //! (volcano-behaviour.md §5.5) and builds a [`ControllerOptions`]; the process
 //! ([`super::run`]) reads only this, never the command line.
 
+use super::shard_config::ShardingConfig;
 use std::time::Duration;
 
 /// The controller-manager's settings, one field per flag it acts on (the flag is named on each).
@@ -32,6 +33,10 @@ pub struct ControllerOptions {
     pub queue_controller: bool,
     /// Whether `--controllers` enables `cronjob-controller`.
     pub cronjob_controller: bool,
+    /// Whether `--controllers` enables `sharding-controller` (off by default, as in Volcano).
+    pub sharding_controller: bool,
+    /// The sharding controller's flags.
+    pub sharding: ShardingOptions,
     /// `--leader-elect`.
     pub leader_elect: bool,
     /// `--leader-elect-lease-duration`.
@@ -62,4 +67,19 @@ pub struct ControllerOptions {
     pub worker_threads_for_queue: u32,
     /// `--worker-threads-for-cronjob` (≥ 1).
     pub worker_threads_for_cronjob: u32,
+}
+
+/// The sharding controller's flags (Volcano's `ShardingControllerOptions`).
+#[derive(Clone, Debug)]
+pub struct ShardingOptions {
+    /// `--scheduler-configs`, parsed: the configuration used until a sharding ConfigMap parses.
+    pub flag_config: ShardingConfig,
+    /// `--shard-sync-period`: time between full assignments.
+    pub shard_sync_period: Duration,
+    /// `--enable-node-event-trigger`: node and pod events may ask for an assignment.
+    pub enable_node_event_trigger: bool,
+    /// `--sharding-configmap` (empty: no ConfigMap, the flags only).
+    pub configmap_name: String,
+    /// `--sharding-configmap-namespace`.
+    pub configmap_namespace: String,
 }

@@ -20,6 +20,7 @@ use super::queue::WorkQueue;
 use super::queue_controller::{QueueConfig, QueueController};
 use super::request::{Action, Event, Request};
 use super::retry::drain_with;
+use super::shard_controller::ShardController;
 use crate::crd::{Command, Job, PodGroup, Queue};
 use crate::plumbing::client::{ElectionFlags, Endpoints};
 use crate::plumbing::events::{EventRecorder, EventSink};
@@ -50,6 +51,9 @@ pub const PG_CONTROLLER: &str = "pg-controller";
 pub const QUEUE_CONTROLLER: &str = "queue-controller";
 /// `--controllers` name of the CronJob controller.
 pub const CRONJOB_CONTROLLER: &str = "cronjob-controller";
+/// `--controllers` name of the sharding controller (Volcano's; off unless named or `*` is
+/// given without the default's `-sharding-controller`).
+pub const SHARDING_CONTROLLER: &str = "sharding-controller";
 
 /// Runs `basalt controller` to completion with options the command line checked
 /// ([`crate::cli::controller::ControllerArgs::validate`]); returns the exit code.
@@ -85,9 +89,10 @@ async fn run_async(args: ControllerOptions) -> u8 {
     let run_pg = args.pg_controller;
     let run_queues = args.queue_controller;
     let run_crons = args.cronjob_controller;
-    if !(run_jobs || run_pg || run_queues || run_crons) {
+    let run_shards = args.sharding_controller;
+    if !(run_jobs || run_pg || run_queues || run_crons || run_shards) {
         eprintln!(
-            "error: --controllers {:?} enables none of {JOB_CONTROLLER}, {PG_CONTROLLER}, {QUEUE_CONTROLLER}, {CRONJOB_CONTROLLER} (the controllers Basalt implements)",
+            "error: --controllers {:?} enables none of {JOB_CONTROLLER}, {PG_CONTROLLER}, {QUEUE_CONTROLLER}, {CRONJOB_CONTROLLER}, {SHARDING_CONTROLLER} (the controllers Basalt implements)",
             args.controllers
         );
         return EXIT_BAD_INPUT;
@@ -209,6 +214,9 @@ async fn run_async(args: ControllerOptions) -> u8 {
         let cfg = CronConfig { workers: args.worker_threads_for_cronjob as usize, max_requeue: args.max_requeue_num };
         tasks.extend(CronController::spawn(client.clone(), limiter.clone(), metrics.clone(), ctx.events.clone(), cfg));
     }
+    if run_shards {
+        tasks.extend(ShardController::spawn(client.clone(), limiter.clone(), metrics.clone(), args.sharding.clone()));
+    }
     tracing::info!(
         workers = args.worker_threads,
         identity = %process.identity,
@@ -217,6 +225,7 @@ async fn run_async(args: ControllerOptions) -> u8 {
         pg_controller = run_pg,
         queue_controller = run_queues,
         cronjob_controller = run_crons,
+        sharding_controller = run_shards,
         "basalt controller started"
     );
     let stop = until_stopped(lost).await;

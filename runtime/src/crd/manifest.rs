@@ -85,9 +85,10 @@ const HEADER_HYPERNODE: &str = "\
 
 const HEADER_NODESHARD: &str = "\
 # Volcano NodeShard (shard.volcano.sh/v1alpha1, cluster-scoped): the nodes one scheduler of a
-# sharded cluster uses. Volcano's sharding controller (not in `basalt controller` yet) or an
-# operator writes spec.nodesDesired; `basalt scheduler --scheduler-sharding-mode hard|soft
-# --scheduler-sharding-name <name>` reads the NodeShard <name> and writes its status.
+# sharded cluster uses. The sharding controller (`basalt controller --controllers=*` or one
+# naming sharding-controller, or Volcano's) or an operator writes spec.nodesDesired;
+# `basalt scheduler --scheduler-sharding-mode hard|soft --scheduler-sharding-name <name>` reads
+# the NodeShard <name> and writes its status.
 #
 # GENERATED from runtime/src/crd/nodeshard.rs by runtime/src/crd/manifest.rs: do not edit; run
 #   BASALT_WRITE_CRDS=1 cargo test --release -p basalt-runtime --lib crd::manifest

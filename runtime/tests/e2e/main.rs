@@ -18,7 +18,8 @@
 //!   `volcano-system/volcano`, exact audit-log counts of one identity: `scheduler`, `restart`,
 //!   `leader`, `preempt`, `reload`, `recorder`, `parity`, `status_writes`, `controller`,
 //!   `controller_burst`, `controller_events`' controller test, `cronjobs`, `job_plugins`,
-//!   `podgroup_queue_controllers`), registers admission webhooks every request passes through
+//!   `podgroup_queue_controllers`, `sharding_controller`: it assigns every node and deletes
+//!   NodeShards it does not configure), registers admission webhooks every request passes through
 //!   (`webhooks`), creates cluster-scoped objects other schedulers would see
 //!   (HyperNodes, an invalid tree among them: `topology`), or applies `deploy/` with kubectl
 //!   (`deploy`). A start costs about 4 s of one core.
@@ -67,6 +68,7 @@ mod reload;
 mod restart;
 mod scheduler;
 mod sharding;
+mod sharding_controller;
 mod status_writes;
 mod topology;
 mod user_trips;
