@@ -8,7 +8,7 @@
 //! alternating rounds each ([`super::bench_pair`]); the CPU-time medians and their ratio are
 //! printed.
 
-use super::bench::{BenchArgs, BenchOutput};
+use super::bench::BenchArgs;
 use basalt_core::conf::SchedulerConf;
 use basalt_core::workload::{generate, Variant, WorkloadSpec};
 use basalt_core::workload_devices::{gpu_share, DeviceMix};
@@ -107,15 +107,8 @@ pub fn run(args: &BenchArgs, conf: &SchedulerConf) -> u8 {
         ratio: t.ratio,
         binds: t.binds,
     };
-    match args.output {
-        BenchOutput::Json => match serde_json::to_string(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return 1;
-            }
-        },
-        BenchOutput::Text => println!(
+    super::bench_pair::print(args.output, &report, |report| {
+        format!(
             "{} nodes x {} GPU share cards of {} MiB, {} pending pods asking {} MiB of a card (identical), {threads} thread(s), \
              median of {} alternating rounds (CPU time): memory pooled per node {:.1} ms ({} binds), deviceshare GPU share \
              {:.1} ms ({} binds): {:.2}x (wall {:.1} / {:.1} ms)",
@@ -132,9 +125,8 @@ pub fn run(args: &BenchArgs, conf: &SchedulerConf) -> u8 {
             report.ratio,
             report.pooled_wall_ms,
             report.share_wall_ms
-        ),
-    }
-    0
+        )
+    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! (the order flips every round), by the CPU time of the process's threads (not the wall clock,
 //! which counts waits for a core on a shared machine). Medians and their ratio are returned.
 
-use super::bench::{process_cpu_ms, BenchArgs};
+use super::bench::{process_cpu_ms, BenchArgs, BenchOutput};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::scheduler::run_cycle_in;
 use basalt_core::{Cluster, CycleOptions};
@@ -83,4 +83,25 @@ pub fn measure(
             binds: (b0, b1),
         }
     }))
+}
+
+/// Prints a paired comparison's `report` as one JSON object, or as the line `text` writes;
+/// returns the exit code (1 when the report cannot be serialized).
+pub fn print<R: serde::Serialize>(output: BenchOutput, report: &R, text: impl FnOnce(&R) -> String) -> u8 {
+    match output {
+        BenchOutput::Json => match serde_json::to_string(report) {
+            Ok(s) => {
+                println!("{s}");
+                0
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                1
+            }
+        },
+        BenchOutput::Text => {
+            println!("{}", text(report));
+            0
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! same conf and seed, `--volume-rounds` alternating rounds each ([`super::bench_pair`]); the
 //! CPU-time medians and their ratio are printed.
 
-use super::bench::{BenchArgs, BenchOutput};
+use super::bench::BenchArgs;
 use basalt_core::conf::SchedulerConf;
 use basalt_core::workload::{generate, Variant, WorkloadSpec};
 use basalt_core::workload_volumes::{zonal, VolumeMix};
@@ -83,15 +83,8 @@ pub fn run(args: &BenchArgs, conf: &SchedulerConf) -> u8 {
         ratio: t.ratio,
         binds: t.binds,
     };
-    match args.output {
-        BenchOutput::Json => match serde_json::to_string(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return 1;
-            }
-        },
-        BenchOutput::Text => println!(
+    super::bench_pair::print(args.output, &report, |report| {
+        format!(
             "{} nodes, {} pending pods (identical, zone-labelled nodes), {threads} thread(s), median of {} alternating rounds (CPU time): \
              without claims {:.1} ms ({} binds), {} pods with bound zonal claims {:.1} ms ({} binds): {:.2}x (wall {:.1} / {:.1} ms)",
             report.nodes,
@@ -105,7 +98,6 @@ pub fn run(args: &BenchArgs, conf: &SchedulerConf) -> u8 {
             report.ratio,
             report.plain_wall_ms,
             report.claims_wall_ms
-        ),
-    }
-    0
+        )
+    })
 }
