@@ -23,11 +23,10 @@
 //! `active` reference is checked against those (Volcano reads any Job of that name). Work:
 //! `--worker-threads-for-cronjob` workers, CronJobs hashed to a worker by key.
 
-use super::cron_plan::{self, CronEvent, Due};
+use super::cron_plan::{self, CronEvent, Plan};
 use super::metrics::ControllerMetrics;
 use super::queue::{worker_of, WorkQueue};
 use super::retry::{api_code, drain, lock};
-use crate::convert::cron::Schedule;
 use crate::crd::{CronJob, CronJobStatus, Job};
 use crate::plumbing::events::{EventSink, Involved, NORMAL, WARNING};
 use crate::plumbing::limiter::RateLimiter;
@@ -289,62 +288,39 @@ impl CronController {
         result
     }
 
-    /// Steps 3 and 4 of the module doc on `status`.
+    /// Steps 3 and 4 of the module doc on `status`: carries out [`cron_plan::plan`].
     async fn schedule(&self, c: &CronJob, status: &mut CronJobStatus, key: &str) -> Result<(), String> {
-        if c.spec.suspend == Some(true) {
-            return Ok(());
-        }
-        let tz = match cron_plan::time_zone(c) {
-            Ok(tz) => tz,
-            Err(e) => {
-                self.record(c, vec![(WARNING, "InvalidTimeZone", e)]);
-                return Ok(());
+        let zone = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
+        match cron_plan::plan(c, status, Timestamp::now(), &zone) {
+            Plan::Suspended => Ok(()),
+            Plan::Refused { field, event } => {
+                tracing::warn!(cronjob = %key, "CronJob {key}: {field}: {}", event.2);
+                self.record(c, vec![event]);
+                Ok(())
             }
-        };
-        let sched = match Schedule::parse(&c.spec.schedule) {
-            Ok(s) => s,
-            Err(e) => {
-                let msg = format!("unparseable schedule for cronjob: {}: {e}", c.spec.schedule);
-                tracing::warn!(cronjob = %key, "CronJob {key}: spec.schedule: {msg}");
-                self.record(c, vec![(WARNING, "UnParseableCronJobSchedule", msg)]);
-                return Ok(());
-            }
-        };
-        let (due, events) = cron_plan::due(c, status, Timestamp::now(), &sched, &tz);
-        self.record(c, events);
-        let (at, again) = match due {
-            Due::Wait(again) => {
+            Plan::Wait { events, again } => {
+                self.record(c, events);
                 self.requeue(key, again);
-                return Ok(());
+                Ok(())
             }
-            Due::Start(at, again) => (at, again),
-        };
-        match c.spec.concurrency_policy.as_deref().unwrap_or("Allow") {
-            "Forbid" if !status.active.is_empty() => {
-                self.record(
-                    c,
-                    vec![(WARNING, "ForbidConcurrent", "Skipping job creation because another job is already running".into())],
-                );
-                self.requeue(key, again);
-                return Ok(());
-            }
-            "Replace" if !status.active.is_empty() => {
-                self.record(c, vec![(WARNING, "ReplaceConcurrent", "Replacing active job for CronJob".into())]);
-                for r in status.active.clone() {
-                    self.delete_job(c, r.name.as_deref().unwrap_or_default()).await?;
-                    status.active.retain(|a| a.uid != r.uid);
+            Plan::Start { events, skip, replace, run_at, tz, again } => {
+                self.record(c, events);
+                if !skip {
+                    for r in replace {
+                        self.delete_job(c, r.name.as_deref().unwrap_or_default()).await?;
+                        status.active.retain(|a| a.uid != r.uid);
+                    }
+                    if let Some(job) = self.create_job(c, run_at, &tz).await? {
+                        if !status.active.iter().any(|r| r.uid == job.metadata.uid) {
+                            status.active.push(cron_plan::reference(&job));
+                        }
+                        status.last_schedule_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(run_at));
+                    }
                 }
+                self.requeue(key, again);
+                Ok(())
             }
-            _ => {}
         }
-        if let Some(job) = self.create_job(c, at, &tz).await? {
-            if !status.active.iter().any(|r| r.uid == job.metadata.uid) {
-                status.active.push(cron_plan::reference(&job));
-            }
-            status.last_schedule_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(at));
-        }
-        self.requeue(key, again);
-        Ok(())
     }
 
     fn requeue(&self, key: &str, after: Option<std::time::Duration>) {

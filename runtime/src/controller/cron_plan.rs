@@ -318,6 +318,94 @@ pub fn time_zone(cron: &CronJob) -> Result<TimeZone, String> {
     }
 }
 
+/// What one sync does once the finished Jobs and `status.active` are settled: Volcano's
+/// `syncCronJob` from the suspend check to the Job's creation, decided once for the controller
+/// ([`super::cron_controller`]) and the simulator (`sim::cronjobs`), which carry it out with
+/// their own effects (API calls, or the simulated world).
+#[derive(Debug)]
+pub enum Plan {
+    /// `spec.suspend` is true: nothing happens.
+    Suspended,
+    /// `field` (`spec.timeZone` or `spec.schedule`) is refused: no Job is made; `event` (a
+    /// Warning: `InvalidTimeZone`, `UnParseableCronJobSchedule`) says why.
+    Refused {
+        /// The refused field.
+        field: &'static str,
+        /// The Event to record.
+        event: CronEvent,
+    },
+    /// No run to start now: record `events`, look again after `again` (`None`: never).
+    Wait {
+        /// Events to record (`TooManyMissedTimes`).
+        events: Vec<CronEvent>,
+        /// When to look again.
+        again: Option<Duration>,
+    },
+    /// The run of nominal time `run_at` is due. Record `events` in order; with `skip`
+    /// (`Forbid` while a Job is active, the last event says so) make nothing; else delete the
+    /// active Jobs in `replace` (the `Replace` policy), then create the Job of `run_at` in `tz`
+    /// ([`job_for`]) and add it to `status.active`. Look again after `again`.
+    Start {
+        /// Events to record, in order.
+        events: Vec<CronEvent>,
+        /// `Forbid` and a Job is active: no Job is made.
+        skip: bool,
+        /// The active Jobs `Replace` deletes first.
+        replace: Vec<ObjectReference>,
+        /// The run's nominal time.
+        run_at: Timestamp,
+        /// The CronJob's time zone.
+        tz: TimeZone,
+        /// When to look again.
+        again: Option<Duration>,
+    },
+}
+
+/// The [`Plan`] for `cron` whose status is `status` (as settled so far in this sync) at `now`;
+/// `default_tz` is the zone of a CronJob without `spec.timeZone` (the controller's own zone;
+/// UTC in the simulator, whose runs must not depend on the machine).
+pub fn plan(cron: &CronJob, status: &CronJobStatus, now: Timestamp, default_tz: &TimeZone) -> Plan {
+    if cron.spec.suspend == Some(true) {
+        return Plan::Suspended;
+    }
+    let tz = match cron.spec.time_zone.as_deref() {
+        None => default_tz.clone(),
+        Some(_) => match time_zone(cron) {
+            Ok(tz) => tz,
+            Err(e) => return Plan::Refused { field: "spec.timeZone", event: (WARNING, "InvalidTimeZone", e) },
+        },
+    };
+    let sched = match Schedule::parse(&cron.spec.schedule) {
+        Ok(s) => s,
+        Err(e) => {
+            let msg = format!("unparseable schedule for cronjob: {}: {e}", cron.spec.schedule);
+            return Plan::Refused { field: "spec.schedule", event: (WARNING, "UnParseableCronJobSchedule", msg) };
+        }
+    };
+    // The rules read the status as this sync has settled it, as Volcano's in-place copy does.
+    let mut view = cron.clone();
+    view.status = Some(status.clone());
+    let (due, mut events) = due(&view, status, now, &sched, &tz);
+    let (run_at, again) = match due {
+        Due::Wait(again) => return Plan::Wait { events, again },
+        Due::Start(run_at, again) => (run_at, again),
+    };
+    let (mut skip, mut replace) = (false, Vec::new());
+    match cron.spec.concurrency_policy.as_deref().unwrap_or("Allow") {
+        "Forbid" if !status.active.is_empty() => {
+            let msg = "Skipping job creation because another job is already running".to_string();
+            events.push((WARNING, "ForbidConcurrent", msg));
+            skip = true;
+        }
+        "Replace" if !status.active.is_empty() => {
+            events.push((WARNING, "ReplaceConcurrent", "Replacing active job for CronJob".into()));
+            replace = status.active.clone();
+        }
+        _ => {}
+    }
+    Plan::Start { events, skip, replace, run_at, tz, again }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

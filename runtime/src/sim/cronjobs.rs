@@ -18,7 +18,7 @@
 //! Event counted, as the API server's event aggregation counts them).
 
 use super::jobs::{JobWorld, ARRIVAL_ANNOTATION};
-use crate::controller::cron_plan::{self, CronEvent, Due, NEXT_DELTA};
+use crate::controller::cron_plan::{self, CronEvent, NEXT_DELTA};
 use crate::convert::cron::Schedule;
 use crate::crd::{CronJob, CronJobStatus, Job};
 use crate::load::LoadedCronJob;
@@ -250,8 +250,8 @@ impl CronWorld {
         e.seen = signature(&jobs_of(jobs, &e.cron));
     }
 
-    /// Whether a run is due and what the concurrency policy does with it
-    /// (`cron_controller::schedule`).
+    /// Carries out [`cron_plan::plan`] on the simulated world, as `cron_controller::schedule`
+    /// does on the API.
     #[allow(clippy::too_many_arguments)]
     fn schedule(
         &mut self,
@@ -263,61 +263,39 @@ impl CronWorld {
         cycle: u64,
         t_ms: i64,
     ) {
-        use cron_plan::{NORMAL, WARNING};
+        use cron_plan::{Plan, NORMAL, WARNING};
         self.entries[i].requeue_ms = None;
-        if cron.spec.suspend == Some(true) {
-            return;
-        }
         let key = self.entries[i].key.clone();
-        let tz = match cron.spec.time_zone.as_deref() {
-            None => TimeZone::UTC,
-            Some(_) => match cron_plan::time_zone(cron) {
-                Ok(tz) => tz,
-                Err(e) => {
-                    self.issue(format!("CronJob {key}: spec.timeZone: {e}; no Jobs are made"));
-                    return self.record(i, cycle, t_ms, vec![(WARNING, "InvalidTimeZone", e)]);
-                }
-            },
-        };
-        let sched = match Schedule::parse(&cron.spec.schedule) {
-            Ok(s) => s,
-            Err(e) => {
-                let msg = format!("unparseable schedule for cronjob: {}: {e}", cron.spec.schedule);
-                self.issue(format!("CronJob {key}: spec.schedule: {msg}; no Jobs are made"));
-                return self.record(i, cycle, t_ms, vec![(WARNING, "UnParseableCronJobSchedule", msg)]);
-            }
-        };
-        let mut view = cron.clone();
-        view.status = Some(status.clone());
-        let (due, events) = cron_plan::due(&view, status, at(t_ms), &sched, &tz);
-        self.record(i, cycle, t_ms, events);
         // The virtual clock has no skew: the run is looked at on its time, without the padding.
         let requeue = |again: Option<std::time::Duration>| {
             again.map(|d| t_ms.saturating_add(i64::try_from(d.saturating_sub(NEXT_DELTA).as_millis()).unwrap_or(i64::MAX)))
         };
-        let (run_at, again) = match due {
-            Due::Wait(again) => {
+        let (run_at, tz) = match cron_plan::plan(cron, status, at(t_ms), &TimeZone::UTC) {
+            Plan::Suspended => return,
+            Plan::Refused { field, event } => {
+                self.issue(format!("CronJob {key}: {field}: {}; no Jobs are made", event.2));
+                return self.record(i, cycle, t_ms, vec![event]);
+            }
+            Plan::Wait { events, again } => {
+                self.record(i, cycle, t_ms, events);
                 self.entries[i].requeue_ms = requeue(again);
                 return;
             }
-            Due::Start(run_at, again) => (run_at, again),
-        };
-        self.entries[i].requeue_ms = requeue(again);
-        match cron.spec.concurrency_policy.as_deref().unwrap_or("Allow") {
-            "Forbid" if !status.active.is_empty() => {
-                let msg = "Skipping job creation because another job is already running".to_string();
-                return self.record(i, cycle, t_ms, vec![(WARNING, "ForbidConcurrent", msg)]);
-            }
-            "Replace" if !status.active.is_empty() => {
-                self.record(i, cycle, t_ms, vec![(WARNING, "ReplaceConcurrent", "Replacing active job for CronJob".into())]);
-                for r in std::mem::take(&mut status.active) {
+            Plan::Start { events, skip, replace, run_at, tz, again } => {
+                self.record(i, cycle, t_ms, events);
+                self.entries[i].requeue_ms = requeue(again);
+                if skip {
+                    return;
+                }
+                for r in replace {
                     let name = r.name.clone().unwrap_or_default();
                     jobs.delete(cluster, cycle, &format!("{}/{name}", r.namespace.as_deref().unwrap_or_default()), t_ms);
+                    status.active.retain(|a| a.uid != r.uid);
                     self.record(i, cycle, t_ms, vec![(NORMAL, "SuccessfulDelete", format!("Deleted job {name:?}"))]);
                 }
+                (run_at, tz)
             }
-            _ => {}
-        }
+        };
         let job = cron_plan::job_for(cron, run_at, &tz);
         let name = job.metadata.name.clone().unwrap_or_default();
         let made = match jobs.create(job, t_ms) {
