@@ -35,8 +35,10 @@
 //! free CPUs ([`crate::cluster::Cluster::numa_pre_occupied`]), so a later cycle does not give
 //! them out again before the exporter has caught up. Volcano also hands over pipelined tasks'
 //! CPUs; Basalt only binds' (a pipelined pod is not on the node, and Volcano's entry for it
-//! stays until the pod is deleted). The topology decision annotation (`volcano.sh/topology-decision`) is not
-//! written: Volcano's plugin does not write it either.
+//! stays until the pod is deleted).
+//!
+//! The topology decision annotation (`volcano.sh/topology-decision`) is not written: Volcano's
+//! plugin does not write it either.
 
 use super::k8s::PodCtx;
 use super::numa_cpus::{CpuSet, Policy, Topology};
