@@ -263,6 +263,46 @@ pub struct Decisions {
     /// Pods whose Volcano scheduling gate is to be removed because their queue admitted them
     /// (feature gate `SchedulingGatesQueueAdmission`), in decision order, each pod once.
     pub gate_removals: Vec<GateRemoval>,
+    /// The CPUs the `numa-aware` plugin assigned the pods bound this cycle (Volcano's plugin
+    /// hands them to `AddUnassignedNumaPods` at session close), in bind order, only binds with
+    /// CPUs. The driver applies them after the binds as [`crate::cluster::Delta::PodNumaAssumed`]
+    /// ([`Decisions::numa_deltas`]), so later sessions do not offer those CPUs again before the
+    /// node's Numatopology lists the pod.
+    pub numa_assignments: Vec<NumaAssignment>,
+}
+
+/// The CPUs the `numa-aware` plugin assigned a bound pod on its node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumaAssignment {
+    /// The pod.
+    pub pod: PodId,
+    /// The node it is bound to.
+    pub node: NodeId,
+    /// CPU ids (`spec.cpuDetail` ids of the node's Numatopology), ascending.
+    pub cpus: Vec<u32>,
+}
+
+impl NumaAssignment {
+    /// The assignment named on `cluster` (the cluster the cycle ran on); `None` when it no
+    /// longer has the pod or the node.
+    pub fn named(&self, cluster: &crate::cluster::Cluster) -> Option<crate::model::NumaAssumed> {
+        let p = cluster.pod(self.pod)?;
+        let n = cluster.node(self.node)?;
+        Some(crate::model::NumaAssumed {
+            namespace: p.spec.namespace.clone(),
+            name: p.spec.name.clone(),
+            node: n.spec.name.clone(),
+            cpus: self.cpus.clone(),
+        })
+    }
+}
+
+impl Decisions {
+    /// [`Decisions::numa_assignments`] as [`crate::cluster::Delta::PodNumaAssumed`] deltas
+    /// named on `cluster` (the cluster the cycle ran on; an id it no longer has is left out).
+    pub fn numa_deltas(&self, cluster: &crate::cluster::Cluster) -> Vec<crate::cluster::Delta> {
+        self.numa_assignments.iter().filter_map(|a| a.named(cluster)).map(crate::cluster::Delta::PodNumaAssumed).collect()
+    }
 }
 
 /// Remove Volcano's scheduling gate ([`crate::model::QUEUE_ALLOCATION_GATE`]) from `pod`: allocate

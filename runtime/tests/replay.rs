@@ -301,6 +301,40 @@ fn annotated_yaml_replays_and_bad_annotations_are_reported() {
     assert_eq!((r.wait_s.max, r.makespan_s), (Some(47.5), Some(90.0)));
 }
 
+/// Node `n1` with a Numatopology of two NUMA nodes of 4 CPUs (single-numa-node), and three
+/// Guaranteed 4-CPU single-numa-node pods: `a` (0 s, runs 60 s), `b` (5 s), `c` (12.5 s).
+fn numa_yaml() -> String {
+    let detail: Vec<String> = (0..8).map(|i| format!("'{i}': {{numa: {}, socket: {}, core: {}}}", i / 4, i / 4, i % 4)).collect();
+    let mut y = format!(
+        "apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nstatus: {{allocatable: {{cpu: '32', memory: 64Gi, pods: '110'}}}}\n---\napiVersion: nodeinfo.volcano.sh/v1alpha1\nkind: Numatopology\nmetadata: {{name: n1}}\nspec:\n  policies: {{CPUManagerPolicy: static, TopologyManagerPolicy: single-numa-node}}\n  numares: {{cpu: {{allocatable: '0-7', capacity: 8}}}}\n  cpuDetail: {{{}}}\n",
+        detail.join(", ")
+    );
+    for (name, at, run) in [("a", "0", "60"), ("b", "5", "600"), ("c", "12.5", "600")] {
+        y += &format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ns\n  annotations: {{basalt.dev/arrival-seconds: '{at}', basalt.dev/duration-seconds: '{run}', volcano.sh/numa-topology-policy: single-numa-node}}\nspec:\n  schedulerName: volcano\n  containers: [{{name: c, resources: {{limits: {{cpu: '4', memory: 1Gi}}, requests: {{cpu: '4', memory: 1Gi}}}}}}]\n"
+        );
+    }
+    y
+}
+
+/// numa-aware in replay: the CPUs given to a pod bound in one cycle stay taken in later cycles
+/// (no resource exporter updates the Numatopology), until the pod ends: `c` waits for `a`.
+#[test]
+fn replayed_numa_pods_do_not_share_cpus_across_cycles() {
+    let dir = scratch("numa");
+    let file = dir.0.join("numa.yaml");
+    std::fs::write(&file, numa_yaml()).expect("write yaml");
+    let w = kube_yaml::import(std::slice::from_ref(&file), "volcano");
+    assert!(w.issues.is_empty(), "{:?}", w.issues);
+    let text = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n- plugins:\n  - name: predicates\n  - name: numa-aware\n  - name: proportion\n";
+    let conf = vec![NamedConf { label: "numa".into(), conf: SchedulerConf::parse(text).unwrap().0 }];
+    let out = replay::replay(&w, &conf, &opts(PERIOD_10S, 1));
+    let binds: Vec<Option<i64>> = out.records[0].tasks.iter().map(|t| t.bind_ms).collect();
+    // a at 0 takes one NUMA node, b at the 10 s tick the other; c (12.5 s) finds no NUMA node
+    // with 4 free CPUs until a ends at 60 s, although n1 has 24 CPUs left.
+    assert_eq!(binds, vec![Some(0), Some(10_000), Some(60_000)]);
+}
+
 fn basalt(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_basalt")).args(args).output().expect("run basalt")
 }

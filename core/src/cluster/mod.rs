@@ -8,6 +8,7 @@
 pub mod compile;
 pub mod kept;
 mod names;
+pub mod numa_assumed;
 pub mod volumes;
 
 use crate::intern::{Interner, Sym};
@@ -144,6 +145,16 @@ pub enum Delta {
         /// The pod's NUMA request.
         numa: PodNuma,
     },
+    /// The `numa-aware` plugin bound pod `namespace/name` to `node` with these CPUs: the
+    /// cycle's [`crate::decision::Decisions::numa_assignments`], applied by the driver of the
+    /// core after the cycle (Volcano's plugin calls `AddUnassignedNumaPods` at session close).
+    /// The cluster keeps the CPUs on the node and the plugin takes them from the node's free
+    /// CPUs in later sessions until the node's Numatopology lists the pod in
+    /// `spec.podAllocations`, or the pod is deleted, ends or leaves the node
+    /// ([`numa_assumed`] has the rules). A pod the cluster does not hold is not kept (it is
+    /// gone); an empty `cpus` removes the pod's entry. Not a Kubernetes object: journaled and
+    /// recorded with the others so a replay rebuilds the same memory. Appended last, as above.
+    PodNumaAssumed(NumaAssumed),
 }
 
 /// An object the cluster refused, with the object and field named.
@@ -302,6 +313,9 @@ pub struct Cluster {
     numatopologies: BTreeMap<String, NumatopologySpec>,
     /// The `numa-aware` plugin's view of pods, by namespace and name ([`Delta::PodNuma`]).
     pod_numa: BTreeMap<String, BTreeMap<String, PodNuma>>,
+    /// CPUs the `numa-aware` plugin gave pods it bound, until the exporter reports them
+    /// ([`Delta::PodNumaAssumed`]).
+    numa_assumed: numa_assumed::NumaAssumedStore,
     /// The shard membership by node slot, resolved for one shard name once per change of the
     /// NodeShards or of the node set ([`Cluster::shard_bits`]); emptied by such a change.
     shard_memo: std::sync::OnceLock<ShardBits>,
@@ -480,6 +494,7 @@ impl Cluster {
                 }
             }
             Delta::NodeDeleted(name) => {
+                self.numa_assumed.node_deleted(&name);
                 if let Some(id) = self.node_index.remove(&name) {
                     self.nodes[id.0 as usize] = None;
                     self.free_nodes.push(id.0);
@@ -492,6 +507,10 @@ impl Cluster {
                 p.nonzero_memory_bytes = p.nonzero_memory_bytes.clamp(0, crate::limits::MAX_QUANTITY);
                 let key = format!("{}/{}", p.namespace, p.name);
                 let resreq = self.resource("Pod", &key, "spec.containers[].resources.requests", &p.resreq)?;
+                if !self.numa_assumed.is_empty() {
+                    let topos = &self.numatopologies;
+                    self.numa_assumed.pod_changed(&p, |n| topos.get(n));
+                }
                 let rec = PodRec { c: compile::pod(&mut self.names, &p), resreq, generation: self.generation, spec: p };
                 let k = (rec.spec.namespace.clone(), rec.spec.name.clone());
                 let id = match self.pod_index.get(&k).copied() {
@@ -520,6 +539,8 @@ impl Cluster {
             }
             Delta::PodDeleted { namespace, name } => {
                 self.remove_pod_numa(&namespace, &name);
+                let topos = &self.numatopologies;
+                self.numa_assumed.pod_deleted(&namespace, &name, |n| topos.get(n));
                 let key = (namespace, name);
                 if let Some(id) = self.pod_index.remove(&key) {
                     if let Some(old) = self.pods[id.0 as usize].take() {
@@ -679,6 +700,7 @@ impl Cluster {
             // Read by the numa-aware plugin at session open, never laid out in rows.
             Delta::Numatopology(t) => {
                 check_numatopology(&t)?;
+                self.numa_assumed.settle(&t.name, Some(&t));
                 self.numatopologies.insert(t.name.clone(), t);
             }
             Delta::NumatopologyDeleted(name) => {
@@ -690,6 +712,14 @@ impl Cluster {
                 } else {
                     self.pod_numa.entry(namespace).or_default().insert(name, numa);
                 }
+            }
+            Delta::PodNumaAssumed(a) => {
+                let uid = match self.pod_index.get(&(a.namespace.clone(), a.name.clone())) {
+                    Some(id) => self.pods[id.0 as usize].as_ref().map(|p| p.spec.uid.clone()).unwrap_or_default(),
+                    None => return Ok(()),
+                };
+                let topo = self.numatopologies.get(&a.node);
+                self.numa_assumed.insert(a, &uid, topo);
             }
         }
         Ok(())
@@ -779,6 +809,19 @@ impl Cluster {
     /// Every pod's [`PodNuma`] as `(namespace, name, numa)`, in `namespace/name` order.
     pub fn pod_numas(&self) -> impl Iterator<Item = (&str, &str, &PodNuma)> + '_ {
         self.pod_numa.iter().flat_map(|(ns, m)| m.iter().map(move |(n, p)| (ns.as_str(), n.as_str(), p)))
+    }
+
+    /// The CPU ids the `numa-aware` plugin takes from node `node`'s free CPUs at session open:
+    /// those of the pods it bound there that the node's Numatopology does not list yet (all of
+    /// the node's kept pods while any is unlisted, as Volcano; [`Delta::PodNumaAssumed`]).
+    /// Ascending, each once.
+    pub fn numa_pre_occupied(&self, node: &str) -> Vec<u32> {
+        self.numa_assumed.pre_occupied(node, self.numatopologies.get(node))
+    }
+
+    /// Every pod's kept NUMA CPUs ([`Delta::PodNumaAssumed`]), by node then `namespace/name`.
+    pub fn numa_assumed(&self) -> impl Iterator<Item = NumaAssumed> + '_ {
+        self.numa_assumed.all()
     }
 
     /// Whether any pod has a [`PodNuma`] or any node a Numatopology (the `numa-aware` plugin

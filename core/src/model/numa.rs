@@ -48,6 +48,30 @@ pub struct NumaPodAllocation {
     pub name: String,
 }
 
+/// CPUs the `numa-aware` plugin gave a pod it bound, kept on the node until the resource
+/// exporter lists the pod in the node's Numatopology (Volcano `NodeInfo.UnassignedNumaPods`,
+/// filled by `AddUnassignedNumaPods` at the plugin's session close;
+/// [`crate::cluster::Delta::PodNumaAssumed`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NumaAssumed {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod's name.
+    pub name: String,
+    /// The node it was bound to (= the Numatopology's name).
+    pub node: String,
+    /// The CPU ids the plugin assigned it (`spec.cpuDetail` ids), ascending.
+    pub cpus: Vec<u32>,
+}
+
+impl NumatopologySpec {
+    /// Whether `spec.podAllocations` lists the pod (Volcano `CheckNumaPodAssigned`: by UID, or
+    /// by namespace and name; an empty UID matches no UID).
+    pub fn lists_pod(&self, uid: &str, namespace: &str, name: &str) -> bool {
+        self.pod_allocations.iter().any(|a| (!uid.is_empty() && a.uid == uid) || (a.namespace == namespace && a.name == name))
+    }
+}
+
 /// A `Numatopology` (cluster-scoped, named after its node) as the scheduler reads it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NumatopologySpec {

@@ -26,10 +26,10 @@ pub struct NodeSpec {
     /// when the node registers none, or registers them malformed (the runtime reports it).
     #[serde(default)]
     pub gpu_share: Option<super::device::GpuShareNode>,
-    /// vGPU cards (annotation `volcano.sh/node-vgpu-register`) and node lock annotations. Not
-    /// serialized: the flight recorder's format is positional (postcard) and recordings written
-    /// before this field must stay readable (see docs/flight-recorder.md).
-    #[serde(skip)]
+    /// vGPU cards (annotation `volcano.sh/node-vgpu-register`) and node lock annotations.
+    /// Recorded from the flight recorder's format 3 on (recordings of formats 1 and 2 read
+    /// with none; docs/flight-recorder.md).
+    #[serde(default)]
     pub devices: super::vgpu::NodeDevices,
 }
 
@@ -172,20 +172,19 @@ pub struct PodSpec {
     #[serde(default)]
     pub gpu: super::device::PodGpu,
     /// vGPU: per container the cards, memory and cores asked for, the card filters, the cards
-    /// held (`volcano.sh/vgpu-ids-new`). Not serialized, as [`NodeSpec::devices`].
-    #[serde(skip)]
+    /// held (`volcano.sh/vgpu-ids-new`). Recorded from format 3 on, as [`NodeSpec::devices`].
+    #[serde(default)]
     pub vgpu: super::vgpu::PodVgpu,
     /// `spec.schedulingGates` is exactly one gate, Volcano's [`QUEUE_ALLOCATION_GATE`] (Volcano
     /// `HasOnlyVolcanoSchedulingGate`): such a pod is considered by allocate's queue check even
-    /// though it is gated (feature gate `SchedulingGatesQueueAdmission`). Not serialized: the
-    /// flight recorder's format is positional (postcard) and recordings written before this field
-    /// must stay readable, so a recording does not carry it (see docs/flight-recorder.md).
-    #[serde(skip)]
+    /// though it is gated (feature gate `SchedulingGatesQueueAdmission`). Recorded from format
+    /// 3 on, as [`NodeSpec::devices`].
+    #[serde(default)]
     pub volcano_gate_only: bool,
     /// Annotation [`QUEUE_ALLOCATION_GATE`] is `"true"`: the pod opted in to queue admission by
-    /// scheduling gate (Volcano `HasQueueAllocationGateAnnotation`). Not serialized, as
-    /// [`PodSpec::volcano_gate_only`].
-    #[serde(skip)]
+    /// scheduling gate (Volcano `HasQueueAllocationGateAnnotation`). Recorded from format 3
+    /// on, as [`NodeSpec::devices`].
+    #[serde(default)]
     pub queue_allocation_gate: bool,
 }
 

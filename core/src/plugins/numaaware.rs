@@ -26,17 +26,28 @@
 //! Statement fires these handlers for every operation and for every undo, so a discarded
 //! statement leaves the free CPUs exactly as they were.
 //!
-//! Not carried across sessions (Volcano `AddUnassignedNumaPods`): a pod Basalt bound keeps its
-//! CPUs in later sessions only once the resource exporter has written them into the
-//! Numatopology. The topology decision annotation (`volcano.sh/topology-decision`) is not
-//! written: Volcano's plugin does not write it either.
+//! Across sessions (Volcano `AddUnassignedNumaPods` at session close): the CPUs given to the
+//! session's binds go into the decisions ([`crate::decision::Decisions::numa_assignments`]);
+//! the driver applies them to the cluster ([`crate::cluster::Delta::PodNumaAssumed`]), which
+//! keeps them on the node until the node's Numatopology lists the pod
+//! (`spec.podAllocations`), or the pod is deleted, ends or leaves the node
+//! ([`crate::cluster::numa_assumed`]). At session open the plugin takes them from the node's
+//! free CPUs ([`crate::cluster::Cluster::numa_pre_occupied`]), so a later cycle does not give
+//! them out again before the exporter has caught up. Volcano also hands over pipelined tasks'
+//! CPUs; Basalt only binds' (a pipelined pod is not on the node, and Volcano's entry for it
+//! stays until the pod is deleted).
+//!
+//! The topology decision annotation (`volcano.sh/topology-decision`) is not written: Volcano's
+//! plugin does not write it either.
 
 use super::k8s::PodCtx;
 use super::numa_cpus::{CpuSet, Policy, Topology};
 use crate::conf::{ArgKind, ArgSpec, Arguments};
+use crate::decision::NumaAssignment;
 use crate::model::{NumaPolicyName, NumatopologySpec, PodNuma};
 use crate::session::fit::Reason;
 use crate::session::node_view::NodeView;
+use crate::session::notes::CloseNotes;
 use crate::session::tables::{NodeIdx, TaskIdx};
 use crate::session::State;
 use std::collections::HashMap;
@@ -90,7 +101,12 @@ impl<'a> NumaAware<'a> {
             .map(|r| {
                 let spec = s.cluster.numatopology(&r.spec.name)?;
                 let topo = Topology::new(spec);
-                let free = spec.cpu_allocatable.as_deref().map(|ids| topo.set_of(ids));
+                let mut free = spec.cpu_allocatable.as_deref().map(|ids| topo.set_of(ids));
+                // Volcano `RefreshNumaSchedulerInfoByCrd`: CPUs of pods bound in earlier
+                // cycles that the exporter does not list yet are not free.
+                if let Some(f) = &mut free {
+                    f.remove_all(&topo.set_of(&s.cluster.numa_pre_occupied(&r.spec.name)));
+                }
                 Some(NodeNuma { policy: Policy::parse(&spec.topology_manager_policy), spec, topo, free })
             })
             .collect();
@@ -212,6 +228,18 @@ plugin_impl! {
             let Some((n, cpus)) = self.held.remove(&t.0) else { return };
             if let Some(free) = self.nodes.get_mut(n.ix()).and_then(Option::as_mut).and_then(|x| x.free.as_mut()) {
                 free.union_with(&cpus);
+            }
+        }
+        fn on_close(&mut self, s: &State<'a>, notes: &mut CloseNotes) {
+            // Volcano `OnSessionClose` → `AddUnassignedNumaPods`, for the committed binds.
+            for &(t, n) in &s.binds {
+                let Some((at, cpus)) = self.held.get(&t.0) else { continue };
+                let Some(node) = self.node(n).filter(|_| *at == n && !cpus.is_empty()) else { continue };
+                notes.numa_assignments.push(NumaAssignment {
+                    pod: s.tasks.pod[t.ix()],
+                    node: s.nodes.id[n.ix()],
+                    cpus: node.topo.ids(cpus),
+                });
             }
         }
         fn class_key(&self, _s: &State<'a>, t: TaskIdx) -> Option<u64> {

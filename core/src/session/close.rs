@@ -221,6 +221,7 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         rescheduled_ms: s.notes.rescheduled_ms,
         volume_bindings: s.notes.volume_bindings.clone(),
         topology_searches: s.topology_searches.clone(),
+        numa_assignments: s.notes.numa_assignments.clone(),
         gate_removals: s.gate_removals.iter().map(|t| crate::decision::GateRemoval { pod: s.tasks.pod[t.ix()] }).collect(),
         ..Default::default()
     };

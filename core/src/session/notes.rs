@@ -4,7 +4,7 @@
 //! [`crate::decision::Decisions`] with everything else.
 
 use crate::cluster::PodGroupId;
-use crate::decision::{Event, QueueShare};
+use crate::decision::{Event, NumaAssignment, QueueShare};
 use crate::model::{PodGroupCondition, VolumeBinding};
 
 /// The notes the plugins write at session close, kept in [`super::State::notes`].
@@ -28,6 +28,9 @@ pub struct CloseNotes {
     /// Events the plugins record at close (after the session's own, e.g. task-topology's
     /// invalid-affinity warnings).
     pub events: Vec<Event>,
+    /// The CPUs the `numa-aware` plugin assigned the session's binds
+    /// ([`crate::decision::Decisions::numa_assignments`]).
+    pub numa_assignments: Vec<NumaAssignment>,
 }
 
 impl CloseNotes {

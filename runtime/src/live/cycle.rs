@@ -465,6 +465,9 @@ impl Scheduler {
         let now_ms = epoch_ms();
         // PodGroups with a bind in this cycle (their `Inqueue` update need not go first).
         let mut bound_groups: HashSet<(String, String)> = HashSet::new();
+        // numa-aware's CPUs per bound pod, named before the binds change the mirror.
+        let numa: HashMap<PodId, basalt_core::model::NumaAssumed> =
+            d.numa_assignments.iter().filter_map(|a| Some((a.pod, a.named(&self.mirror.cluster)?))).collect();
         for b in &d.binds {
             let created = self.mirror.cluster.pod(b.pod).map_or(0, |p| p.spec.creation_ms);
             if let Some(p) = self.mirror.cluster.pod(b.pod) {
@@ -483,6 +486,9 @@ impl Scheduler {
                 if let Some(vb) = vb {
                     self.mirror.assume_volumes(&vb);
                     req.volumes = Some(vb);
+                }
+                if let Some(a) = numa.get(&b.pod) {
+                    self.mirror.assume_numa(a.clone());
                 }
                 if created > 0 {
                     summary.task_stages.push((TaskStage::Assumed, (now_ms - created).max(0) as f64));

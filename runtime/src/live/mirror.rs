@@ -787,6 +787,15 @@ impl Mirror {
         let _ = self.put(Delta::Node(spec));
     }
 
+    /// Records the CPUs numa-aware assigned a pod just assumed on its node
+    /// ([`Delta::PodNumaAssumed`]): later cycles do not offer them again until the node's
+    /// Numatopology lists the pod (Volcano `AddUnassignedNumaPods`).
+    pub fn assume_numa(&mut self, a: basalt_core::model::NumaAssumed) {
+        if let Err(e) = self.put(Delta::PodNumaAssumed(a)) {
+            tracing::warn!("numa-aware CPUs not kept: {e}");
+        }
+    }
+
     /// Records the decision to bind `pod` to `node`: the pod counts on the node from now on.
     /// Returns the bind to send, or `None` when the pod or node is gone.
     pub fn assume(&mut self, pod: PodId, node: NodeId, annotations: &basalt_core::model::Labels) -> Option<BindRequest> {

@@ -12,13 +12,22 @@ use basalt_core::conf::SchedulerConf;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 
-/// The first bytes of a segment's decompressed stream; the digit is the format version
-/// (2: decisions carry their volume bindings, issue 22). Segments of format 1 ([`MAGIC_V1`])
-/// are still read: they are format 2 without the volume bindings, which are the last field of
-/// a cycle's record, so each of their frames reads as format 2 with an empty list.
-pub const MAGIC: &[u8; 8] = b"BSLTREC2";
+/// The first bytes of a segment's decompressed stream; the digit is the format version.
+/// 3: nodes carry their vGPU cards and node locks (`NodeSpec::devices`), pods their vGPU
+/// requests and cards (`PodSpec::vgpu`) and queue-allocation gate flags
+/// (`PodSpec::volcano_gate_only`, `queue_allocation_gate`), and the deltas include
+/// `Delta::PodNumaAssumed`. Segments of formats 1 and 2 ([`MAGIC_V1`], [`MAGIC_V2`]) are still
+/// read, through their own record shape ([`super::format_v2`]), with those fields at their
+/// defaults.
+pub const MAGIC: &[u8; 8] = b"BSLTREC3";
 
-/// [`MAGIC`] of format 1 (recordings written before volume bindings were recorded).
+/// [`MAGIC`] of format 2 (decisions carry their volume bindings, issue 22; nodes and pods
+/// without the fields format 3 added).
+pub const MAGIC_V2: &[u8; 8] = b"BSLTREC2";
+
+/// [`MAGIC`] of format 1 (recordings written before volume bindings were recorded): format 2
+/// without the volume bindings, which are the last field of a cycle's record, so each of its
+/// frames reads as format 2 with an empty list.
 pub const MAGIC_V1: &[u8; 8] = b"BSLTREC1";
 
 /// A frame longer than this is refused as corrupt (a record of a 100,000-pod checkpoint is
@@ -44,7 +53,8 @@ pub enum Record {
     /// The whole cluster copy as deltas on an empty cluster, in the order PriorityClasses,
     /// Queues, Nodes, PodGroups, Pods, PodDisruptionBudgets, ResourceQuotas, StorageClasses,
     /// PersistentVolumes, PersistentVolumeClaims, CSINodes, HyperNodes, NodeShards, Numatopologies (each by
-    /// name), the pods' NUMA requests (`Delta::PodNuma`, by namespace/name), then the
+    /// name), the pods' NUMA requests (`Delta::PodNuma`, by namespace/name), the CPUs
+    /// numa-aware keeps for pods it bound (`Delta::PodNumaAssumed`, by node, format 3), then the
     /// rescheduling plugin's last run (`Delta::Rescheduled`, when it ran). Third record of every
     /// segment; empty in a run's first segment (the mirror starts empty). Recordings written
     /// before HyperNodes were checkpointed hold none here and read as before (a cluster
@@ -133,26 +143,36 @@ pub fn write_frame(w: &mut impl Write, r: &Record) -> io::Result<usize> {
 pub struct FrameReader<R: Read> {
     r: R,
     buf: Vec<u8>,
-    /// The segment is of format 1 ([`MAGIC_V1`]).
-    v1: bool,
+    /// The segment's format version (1, 2 or 3).
+    version: u8,
     /// Set when the stream ended inside a frame (or the compressed stream was cut): the
     /// records before it were all returned.
     pub truncated: bool,
 }
 
 impl<R: Read> FrameReader<R> {
-    /// Checks [`MAGIC`]. Errors: not a recording (or another format version).
+    /// Checks [`MAGIC`] (or an older format's). Errors: not a recording, or a format this
+    /// reader does not know (a newer one).
     pub fn new(mut r: R) -> Result<Self, String> {
         let mut m = [0u8; 8];
         r.read_exact(&mut m).map_err(|e| format!("cannot read the segment header: {e}"))?;
-        let v1 = &m == MAGIC_V1;
-        if &m != MAGIC && !v1 {
-            return Err(format!(
-                "not a Basalt recording segment of format 1 or 2 (starts with {:?})",
-                String::from_utf8_lossy(&m)
-            ));
-        }
-        Ok(FrameReader { r, buf: Vec::new(), v1, truncated: false })
+        let version = match &m {
+            x if x == MAGIC => 3,
+            x if x == MAGIC_V2 => 2,
+            x if x == MAGIC_V1 => 1,
+            _ => {
+                return Err(format!(
+                    "not a Basalt recording segment of format 1, 2 or 3 (starts with {:?})",
+                    String::from_utf8_lossy(&m)
+                ))
+            }
+        };
+        Ok(FrameReader { r, buf: Vec::new(), version, truncated: false })
+    }
+
+    /// The segment's format version (1, 2 or 3).
+    pub fn version(&self) -> u8 {
+        self.version
     }
 
     /// The next record; `Ok(None)` at the end (see [`FrameReader::truncated`]). Errors: a frame
@@ -179,12 +199,13 @@ impl<R: Read> FrameReader<R> {
                 return Ok(None);
             }
         }
-        if self.v1 {
+        if self.version == 1 {
             // Format 1: a cycle's record ends where format 2's volume bindings begin; an empty
             // list is one 0 byte (postcard ignores it after any other record).
             self.buf.push(0);
         }
-        postcard::from_bytes(&self.buf).map(Some).map_err(|e| format!("record does not decode: {e}"))
+        let r = if self.version == 3 { postcard::from_bytes(&self.buf) } else { super::format_v2::decode(&self.buf) };
+        r.map(Some).map_err(|e| format!("record of format {} does not decode: {e}", self.version))
     }
 }
 

@@ -6,6 +6,7 @@
 //!
 //! * [`cycle_recorder`]: the trait a scheduling loop calls once per cycle;
 //! * [`format`]: records and their framing (postcard in gzip, one segment per file);
+//! * [`format_v2`]: the record shape of formats 1 and 2, read into today's records;
 //! * [`named`]: decisions by name and their per-cycle changes (the compact stored form);
 //! * [`writer`]: the recorder the live scheduler runs, with rotation and a size budget;
 //! * [`reader`]: walking a recording back, cycle by cycle;
@@ -20,6 +21,7 @@ pub mod cycle_recorder;
 pub mod explain;
 pub mod explain_group;
 pub mod format;
+pub mod format_v2;
 pub mod named;
 pub mod reader;
 pub mod rerun;

@@ -97,7 +97,8 @@ fn unix_ms() -> u64 {
 }
 
 /// The whole cluster as deltas on an empty one (see [`Record::Checkpoint`]): storage objects,
-/// HyperNodes, NodeShards, Numatopologies and the pods' NUMA requests, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
+/// HyperNodes, NodeShards, Numatopologies, the pods' NUMA requests and the CPUs numa-aware
+/// keeps for pods it bound, and the rescheduling plugin's last run ([`Cluster::rescheduled_ms`]) when there
 /// is one.
 pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
     let mut out = Vec::new();
@@ -121,6 +122,7 @@ pub fn checkpoint(c: &Cluster) -> Vec<Delta> {
         name: name.to_string(),
         numa: numa.clone(),
     }));
+    out.extend(c.numa_assumed().map(Delta::PodNumaAssumed));
     out.extend(c.rescheduled_ms().map(|at_ms| Delta::Rescheduled { at_ms }));
     out
 }

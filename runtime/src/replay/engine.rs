@@ -407,6 +407,9 @@ impl<'w> Engine<'w> {
                 }
             }
         }
+        // numa-aware's CPUs for the pods just bound, kept until the pods end (replay has no
+        // resource exporter to list them in the Numatopologies).
+        deltas.extend(d.numa_deltas(&self.cluster));
         // The rescheduling strategies ran this cycle: their interval counts from now.
         if let Some(at_ms) = d.rescheduled_ms {
             deltas.push(Delta::Rescheduled { at_ms });

@@ -362,7 +362,8 @@ impl Simulator {
 /// pod pipelined where victims were evicted for it gets
 /// `status.nominatedNodeName`; PodGroups take their new phase and conditions; a cycle in which
 /// the `rescheduling` strategies ran leaves [`Delta::Rescheduled`] (last), so their `interval`
-/// counts from it. A bound pod is scheduled at `now_ms` (its `start_ms`; left as it was when
+/// counts from it; the CPUs `numa-aware` assigned the bound pods are kept on their nodes
+/// ([`Delta::PodNumaAssumed`], after the binds). A bound pod is scheduled at `now_ms` (its `start_ms`; left as it was when
 /// `now_ms` is 0). All ids are resolved before anything changes.
 pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
     let mut out = Vec::with_capacity(d.binds.len() + d.evictions.len() + d.pod_groups.len());
@@ -428,6 +429,9 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
             out.push(Delta::PodGroup(spec));
         }
     }
+    // numa-aware's CPUs for the pods just bound, kept until the node's Numatopology lists them
+    // (no resource exporter runs in the simulator: until the pods end or are deleted).
+    out.extend(d.numa_deltas(cluster));
     if let Some(at_ms) = d.rescheduled_ms {
         out.push(Delta::Rescheduled { at_ms });
     }

@@ -3,7 +3,9 @@
 //! with `numa-aware` in its conf: a Guaranteed pod asking `volcano.sh/numa-topology-policy:
 //! single-numa-node` is bound only to the node one of whose NUMA nodes holds its CPUs (not to a
 //! node whose total holds them but no NUMA node does, nor to one without NUMA information); a
-//! pod no NUMA node holds stays pending with Volcano's reasons; a Numatopology that does not
+//! pod no NUMA node holds stays pending with Volcano's reasons; pods bound in successive cycles
+//! never share CPUs although the Numatopology is not updated (the CPUs numa-aware gave a bound
+//! pod stay taken until the exporter lists it); a Numatopology that does not
 //! convert is logged naming object and field, and its node counts as one without NUMA
 //! information.
 
@@ -105,13 +107,33 @@ async fn single_numa_node_pods_bind_only_where_one_numa_node_holds_them() -> sup
     assert!(message.contains("1 numa info is empty"), "{message}");
     assert_eq!(rig.bound(&[ten]).await?, 0);
 
+    // Successive cycles do not share CPUs (Volcano AddUnassignedNumaPods): the exporter never
+    // updates these Numatopologies, so `-1` still lists all 16 CPUs as free, but `six` holds 6
+    // of one NUMA node. A 5-CPU pod takes the other NUMA node; a second one, created once the
+    // first is bound, finds 2 and 3 free CPUs on `-1`'s NUMA nodes and stays pending although
+    // `-1` has 5 CPUs left (without the kept CPUs it would be bound onto CPUs `six` or the
+    // first holds).
+    let five = numa_pod(&rig, "five", "5").await?;
+    rig.wait_bound(std::slice::from_ref(&five), Duration::from_secs(60)).await?;
+    let all = pods(&rig.admin, &rig.ns).await?;
+    assert_eq!(node_of(&all[&five]), node(1), "{}", rig.log_tails(20));
+    let again = numa_pod(&rig, "five-again", "5").await?;
+    let message = wait_for("the second 5-CPU pod's PodScheduled message", Duration::from_secs(30), || async {
+        let all = pods(&admin, &ns).await?;
+        Ok(all.get(&again).and_then(pod_scheduled).map(|(_, _, m)| m).filter(|m| m.contains("numa")))
+    })
+    .await
+    .map_err(|e| format!("{e}\n{}", rig.log_tails(20)))?;
+    assert!(message.contains("2 container 0 cannot be assigned by numa"), "{message}");
+    assert_eq!(rig.bound(&[again]).await?, 0);
+
     // The refused object was logged naming it and the field.
     let log = rig.log_tails(400);
     assert!(
         log.contains(&format!("Numatopology {}: field spec.cpuDetail[x]", node(2))),
         "no refusal naming the object and field:\n{log}"
     );
-    rig.assert_bound_once(&[six]).await?;
+    rig.assert_bound_once(&[six, five]).await?;
     rig.assert_running();
     Ok(())
 }
