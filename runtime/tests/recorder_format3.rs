@@ -140,6 +140,17 @@ fn a_vgpu_cluster_a_gated_pod_and_kept_numa_cpus_survive_record_and_replay() {
         assert_eq!(v0.vgpu.requests.len(), 1, "vGPU request recorded");
         let gated = &c.pod(c.pod_id("ns", "gated").unwrap()).unwrap().spec;
         assert!(gated.volcano_gate_only && gated.queue_allocation_gate, "gate flags recorded");
+        if at.seq == 1 {
+            // The decisions recorded carry what the Bindings carried and numa-aware's CPUs.
+            let v0_annotations = at.recorded.bind_annotations.iter().find(|(k, _)| k.1 == "v0").map(|(_, a)| a);
+            assert!(
+                v0_annotations.is_some_and(|a| a.contains_key("volcano.sh/vgpu-ids-new")),
+                "v0's Binding annotations recorded: {:?}",
+                at.recorded.bind_annotations
+            );
+            let a = at.recorded.numa_assignments.iter().find(|(k, _, _)| k.1 == "a");
+            assert!(a.is_some_and(|(_, node, cpus)| node == "c1" && cpus.len() == 4), "{:?}", at.recorded.numa_assignments);
+        }
         if at.seq == 2 {
             assert!(!v0.vgpu.held.is_empty(), "v0's card, assumed with its bind, recorded");
             assert_eq!(c.numa_pre_occupied("c1").len(), 4, "a's CPUs kept into cycle 2");

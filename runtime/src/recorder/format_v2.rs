@@ -12,7 +12,7 @@
 //! one.
 
 use super::format::{CycleRecord, Header, Record, TopologyRecord};
-use super::named::DecisionsDiff;
+use super::named::{DecisionsDiff, GroupEvent, GroupStatus, MapDiff, ObjKey};
 use basalt_core::cluster::Delta;
 use basalt_core::model::*;
 use basalt_core::resource::ResourceList;
@@ -139,7 +139,39 @@ struct CycleRecordV2 {
     seed: u64,
     unix_ms: u64,
     deltas: Vec<OldDelta>,
-    decisions: DecisionsDiff,
+    decisions: DecisionsDiffV2,
+}
+
+/// [`DecisionsDiff`] as formats 1 and 2 stored it: without the bind annotations, node locks,
+/// gate removals and NUMA assignments format 3 added (read as none).
+#[derive(Deserialize)]
+struct DecisionsDiffV2 {
+    binds: Vec<(ObjKey, String)>,
+    evictions: Vec<(ObjKey, String)>,
+    pipelined: Vec<(ObjKey, String)>,
+    unschedulable: MapDiff<ObjKey, (String, String)>,
+    pod_groups: MapDiff<ObjKey, GroupStatus>,
+    queues: MapDiff<String, ResourceList>,
+    skipped: MapDiff<ObjKey, String>,
+    events: MapDiff<ObjKey, Vec<GroupEvent>>,
+    volume_bindings: Vec<VolumeBinding>,
+}
+
+impl From<DecisionsDiffV2> for DecisionsDiff {
+    fn from(d: DecisionsDiffV2) -> Self {
+        DecisionsDiff {
+            binds: d.binds,
+            evictions: d.evictions,
+            pipelined: d.pipelined,
+            unschedulable: d.unschedulable,
+            pod_groups: d.pod_groups,
+            queues: d.queues,
+            skipped: d.skipped,
+            events: d.events,
+            volume_bindings: d.volume_bindings,
+            ..DecisionsDiff::default()
+        }
+    }
 }
 
 fn deltas(v: Vec<OldDelta>) -> Vec<Delta> {
@@ -160,7 +192,7 @@ pub fn decode(bytes: &[u8]) -> Result<Record, postcard::Error> {
                 seed: c.seed,
                 unix_ms: c.unix_ms,
                 deltas: deltas(c.deltas),
-                decisions: c.decisions,
+                decisions: c.decisions.into(),
             }))
         }
         RecordV2::Topology(t) => Record::Topology(t),

@@ -9,7 +9,7 @@
 
 use basalt_core::cluster::Cluster;
 use basalt_core::decision::{Decisions, PodGroupStatus};
-use basalt_core::model::VolumeBinding;
+use basalt_core::model::{Labels, VolumeBinding};
 use basalt_core::resource::ResourceList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -60,6 +60,16 @@ pub struct NamedDecisions {
     /// What the volume binder does before some binds are sent (PVs bound to claims, claims
     /// provisioned for the chosen node), by name already, in the decisions' order.
     pub volume_bindings: Vec<VolumeBinding>,
+    /// The annotations each bind carries on its Binding (`volcano.sh/gpu-index`, the vGPU
+    /// keys, …), for the binds that carry any, in commit order (format 3).
+    pub bind_annotations: Vec<(ObjKey, Labels)>,
+    /// The node lock annotation value each bind takes on its node first
+    /// (`deviceshare.NodeLockEnable`), for the binds that take one, in commit order (format 3).
+    pub node_locks: Vec<(ObjKey, String)>,
+    /// Pods whose Volcano queue-allocation gate the cycle removes, in order (format 3).
+    pub gate_removals: Vec<ObjKey>,
+    /// `(pod, node, CPU ids)` the `numa-aware` plugin assigned bound pods (format 3).
+    pub numa_assignments: Vec<(ObjKey, String, Vec<u32>)>,
 }
 
 impl NamedDecisions {
@@ -90,6 +100,15 @@ impl NamedDecisions {
             skipped: d.skipped.iter().map(|(g, r)| (group(*g), r.clone())).collect(),
             events: BTreeMap::new(),
             volume_bindings: d.volume_bindings.clone(),
+            bind_annotations: d
+                .binds
+                .iter()
+                .filter(|b| !b.annotations.is_empty())
+                .map(|b| (pod(b.pod), b.annotations.clone()))
+                .collect(),
+            node_locks: d.binds.iter().filter_map(|b| b.node_lock.clone().map(|l| (pod(b.pod), l))).collect(),
+            gate_removals: d.gate_removals.iter().map(|g| pod(g.pod)).collect(),
+            numa_assignments: d.numa_assignments.iter().map(|a| (pod(a.pod), node(a.node), a.cpus.clone())).collect(),
         };
         for s in &d.pod_groups {
             let mut status: GroupStatus = s.naming(());
@@ -226,6 +245,14 @@ pub struct DecisionsDiff {
     pub events: MapDiff<ObjKey, Vec<GroupEvent>>,
     /// [`NamedDecisions::volume_bindings`] (whole, like the binds they go with).
     pub volume_bindings: Vec<VolumeBinding>,
+    /// [`NamedDecisions::bind_annotations`] (whole; format 3).
+    pub bind_annotations: Vec<(ObjKey, Labels)>,
+    /// [`NamedDecisions::node_locks`] (whole; format 3).
+    pub node_locks: Vec<(ObjKey, String)>,
+    /// [`NamedDecisions::gate_removals`] (whole; format 3).
+    pub gate_removals: Vec<ObjKey>,
+    /// [`NamedDecisions::numa_assignments`] (whole; format 3).
+    pub numa_assignments: Vec<(ObjKey, String, Vec<u32>)>,
 }
 
 impl DecisionsDiff {
@@ -241,6 +268,10 @@ impl DecisionsDiff {
             skipped: MapDiff::between(&old.skipped, &new.skipped),
             events: MapDiff::between(&old.events, &new.events),
             volume_bindings: new.volume_bindings.clone(),
+            bind_annotations: new.bind_annotations.clone(),
+            node_locks: new.node_locks.clone(),
+            gate_removals: new.gate_removals.clone(),
+            numa_assignments: new.numa_assignments.clone(),
         }
     }
 
@@ -256,6 +287,10 @@ impl DecisionsDiff {
         self.skipped.apply(&mut d.skipped);
         self.events.apply(&mut d.events);
         d.volume_bindings = self.volume_bindings.clone();
+        d.bind_annotations = self.bind_annotations.clone();
+        d.node_locks = self.node_locks.clone();
+        d.gate_removals = self.gate_removals.clone();
+        d.numa_assignments = self.numa_assignments.clone();
         d
     }
 }

@@ -190,5 +190,26 @@ pub fn differences(recorded: &NamedDecisions, other: &NamedDecisions, label: &st
             .len();
         out.push(format!("PodGroup events differ on {n} PodGroups"));
     }
+    if recorded.bind_annotations != other.bind_annotations {
+        let differ = |k: &ObjKey| {
+            let find = |d: &NamedDecisions| d.bind_annotations.iter().find(|(p, _)| p == k).map(|(_, a)| a.clone());
+            find(recorded) != find(other)
+        };
+        let pods: std::collections::BTreeSet<&ObjKey> =
+            recorded.bind_annotations.iter().chain(&other.bind_annotations).map(|(k, _)| k).filter(|k| differ(k)).collect();
+        match pods.iter().next() {
+            Some(k) => out.push(format!("bind annotations differ on {} pods, first {}", pods.len(), show(k))),
+            None => out.push(format!("bind annotations in another order ({label})")),
+        }
+    }
+    if recorded.node_locks != other.node_locks {
+        out.push(format!("node locks: recorded {:?}, {label} {:?}", recorded.node_locks, other.node_locks));
+    }
+    if recorded.gate_removals != other.gate_removals {
+        out.push(format!("gate removals: recorded {:?}, {label} {:?}", recorded.gate_removals, other.gate_removals));
+    }
+    if recorded.numa_assignments != other.numa_assignments {
+        out.push(format!("NUMA assignments: recorded {:?}, {label} {:?}", recorded.numa_assignments, other.numa_assignments));
+    }
     out
 }
