@@ -32,6 +32,7 @@ const SKIPPED: &[(&str, &str)] = &[
     ("cargo install", "installs into ~/.cargo/bin"),
     ("python3 ../shared/conformance/run", "the conformance cases: .ci/run runs them against the release binary"),
     ("basalt scheduler", "the live scheduler: needs a Kubernetes API server"),
+    ("basalt controller", "the controllers: need a Kubernetes API server"),
     ("basalt replay --alibaba-v2023", "the whole Alibaba trace: 5-15 s per run"),
     ("basalt replay --on-events", "5,649 cycles: about 9 s"),
     ("basalt bench --sweep", "a scaling sweep: minutes, and it rewrites docs/bench/"),

@@ -119,7 +119,12 @@ async fn cronjobs_make_jobs_each_minute_with_policies_and_history_limits() -> su
             .any(|o| o.kind == "CronJob" && o.controller == Some(true) && Some(&o.uid) == cron.uid().as_ref()),
         "owned by the CronJob"
     );
-    let status = cron_status(&admin, &ns, "allow").await?;
+    // The controller writes the status after the Job's create returns: wait for it.
+    let status = wait_for("CronJob allow's status naming its first Job", WAIT, || async {
+        let status = cron_status(&admin, &ns, "allow").await?;
+        Ok((!status.active.is_empty()).then_some(status))
+    })
+    .await?;
     assert_eq!(status.active.iter().filter_map(|r| r.name.clone()).collect::<Vec<_>>(), std::slice::from_ref(a1));
     assert_eq!(status.last_schedule_time.map(|t| t.0.as_second()), Some(minutes * 60));
     let r1 = wait_jobs(&admin, &ns, "replace", 1).await?.into_keys().next().ok_or("no replace Job")?;
