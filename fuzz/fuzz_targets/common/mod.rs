@@ -18,6 +18,10 @@ pub mod model;
 pub mod objects;
 pub mod statement;
 
+// Every target includes this module; the session targets use these, `session_devices` does not.
+#[allow(unused_imports)]
 pub use conf::Family;
+#[allow(unused_imports)]
 pub use driver::run;
+#[allow(unused_imports)]
 pub use input::Input;
