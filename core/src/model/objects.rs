@@ -188,6 +188,22 @@ pub struct PodSpec {
     pub queue_allocation_gate: bool,
 }
 
+impl PodSpec {
+    /// The pod as its Binding leaves it: `spec.nodeName` set to `node` and the Binding's
+    /// `annotations` copied onto it (the API server does both; Kubernetes `pods/binding`), so
+    /// the cards they name (`volcano.sh/gpu-index`, `volcano.sh/vgpu-ids-new`) count as held.
+    /// The phase is the kubelet's and stays as it was. Used wherever a driver plays the API
+    /// server after a cycle's binds: the live mirror's assumed binds, `simulate`, the fuzz
+    /// drivers.
+    pub fn bound(&self, node: &str, annotations: &Labels) -> PodSpec {
+        let mut spec = self.clone();
+        spec.node_name = node.to_string();
+        spec.gpu.apply_annotations(annotations);
+        spec.vgpu.apply_annotations(annotations);
+        spec
+    }
+}
+
 /// Volcano's scheduling gate and opt-in annotation (`scheduling.volcano.sh/queue-allocation-gate`,
 /// `schedulingv1beta1.QueueAllocationGateKey`): the admission webhook adds the gate to pods
 /// annotated `"true"`, and the scheduler removes it once the pod's queue admits the pod
@@ -388,4 +404,22 @@ pub struct PriorityClassSpec {
     pub value: i32,
     /// `globalDefault`.
     pub global_default: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bound_pod_has_its_node_and_holds_the_cards_its_binding_names() {
+        let mut pod = PodSpec { name: "p".into(), phase: PodPhase::Pending, ..Default::default() };
+        pod.gpu.memory = 6000;
+        let annotations: Labels = [(super::super::device::GPU_INDEX.to_string(), "2".to_string())].into();
+        let bound = pod.bound("n1", &annotations);
+        assert_eq!(bound.node_name, "n1");
+        assert_eq!(bound.gpu.index, vec![2]);
+        assert_eq!(bound.phase, PodPhase::Pending, "the phase is the kubelet's");
+        let plain = pod.bound("n2", &Labels::new());
+        assert!(plain.gpu.index.is_empty() && plain.node_name == "n2");
+    }
 }

@@ -403,11 +403,8 @@ fn cycles(cluster: &mut Cluster, conf: &SchedulerConf, input: &DevInput) {
         let mut reactions = Vec::new();
         for b in &d.binds {
             if let (Some(p), Some(n)) = (cluster.pod(b.pod), cluster.node(b.node)) {
-                let mut spec = p.spec.clone();
-                spec.node_name = n.spec.name.clone();
+                let mut spec = p.spec.bound(&n.spec.name, &b.annotations);
                 spec.phase = PodPhase::Running;
-                spec.gpu.apply_annotations(&b.annotations);
-                spec.vgpu.apply_annotations(&b.annotations);
                 reactions.push(Delta::Pod(spec));
             }
         }

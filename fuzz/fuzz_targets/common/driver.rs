@@ -26,8 +26,7 @@ fn reactions(cluster: &Cluster, d: &Decisions) -> Vec<Delta> {
     let mut out = Vec::new();
     for b in &d.binds {
         if let (Some(p), Some(n)) = (cluster.pod(b.pod), cluster.node(b.node)) {
-            let mut spec = p.spec.clone();
-            spec.node_name = n.spec.name.clone();
+            let mut spec = p.spec.bound(&n.spec.name, &b.annotations);
             spec.phase = PodPhase::Running;
             out.push(Delta::Pod(spec));
         }

@@ -800,13 +800,10 @@ impl Mirror {
     /// Returns the bind to send, or `None` when the pod or node is gone.
     pub fn assume(&mut self, pod: PodId, node: NodeId, annotations: &basalt_core::model::Labels) -> Option<BindRequest> {
         let node_name = self.cluster.node(node)?.spec.name.clone();
-        let mut spec: PodSpec = self.cluster.pod(pod)?.spec.clone();
-        let key = (spec.namespace.clone(), spec.name.clone());
-        spec.node_name = node_name.clone();
         // The assumed pod holds its cards as the bound pod will (the API server copies the
         // Binding's annotations onto it), so the next cycle does not give them out again.
-        spec.gpu.apply_annotations(annotations);
-        spec.vgpu.apply_annotations(annotations);
+        let spec: PodSpec = self.cluster.pod(pod)?.spec.bound(&node_name, annotations);
+        let key = (spec.namespace.clone(), spec.name.clone());
         let req = BindRequest {
             namespace: spec.namespace.clone(),
             name: spec.name.clone(),

@@ -371,12 +371,8 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
     out.extend(volumes::bind_volumes(cluster, &d.volume_bindings));
     for b in &d.binds {
         if let (Some(p), Some(n)) = (cluster.pod(b.pod), cluster.node(b.node)) {
-            let mut spec = p.spec.clone();
-            spec.node_name = n.spec.name.clone();
+            let mut spec = p.spec.bound(&n.spec.name, &b.annotations);
             spec.phase = PodPhase::Running;
-            // The API server copies the Binding's annotations onto the pod.
-            spec.gpu.apply_annotations(&b.annotations);
-            spec.vgpu.apply_annotations(&b.annotations);
             if now_ms > 0 {
                 spec.start_ms = now_ms;
             }
