@@ -191,12 +191,11 @@ pub fn differences(recorded: &NamedDecisions, other: &NamedDecisions, label: &st
         out.push(format!("PodGroup events differ on {n} PodGroups"));
     }
     if recorded.bind_annotations != other.bind_annotations {
-        let differ = |k: &ObjKey| {
-            let find = |d: &NamedDecisions| d.bind_annotations.iter().find(|(p, _)| p == k).map(|(_, a)| a.clone());
-            find(recorded) != find(other)
+        let by_pod = |d: &'_ NamedDecisions| -> BTreeMap<ObjKey, basalt_core::model::Labels> {
+            d.bind_annotations.iter().cloned().collect()
         };
-        let pods: std::collections::BTreeSet<&ObjKey> =
-            recorded.bind_annotations.iter().chain(&other.bind_annotations).map(|(k, _)| k).filter(|k| differ(k)).collect();
+        let (a, b) = (by_pod(recorded), by_pod(other));
+        let pods: std::collections::BTreeSet<&ObjKey> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
         match pods.iter().next() {
             Some(k) => out.push(format!("bind annotations differ on {} pods, first {}", pods.len(), show(k))),
             None => out.push(format!("bind annotations in another order ({label})")),
@@ -212,4 +211,37 @@ pub fn differences(recorded: &NamedDecisions, other: &NamedDecisions, label: &st
         out.push(format!("NUMA assignments: recorded {:?}, {label} {:?}", recorded.numa_assignments, other.numa_assignments));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str) -> ObjKey {
+        ("ns".into(), name.into())
+    }
+
+    #[test]
+    fn differences_name_the_format_3_decisions() {
+        let annotations = |card: &str| [("volcano.sh/gpu-index".to_string(), card.to_string())].into();
+        let recorded = NamedDecisions {
+            binds: vec![(key("a"), "n1".into()), (key("b"), "n1".into())],
+            bind_annotations: vec![(key("a"), annotations("0")), (key("b"), annotations("1"))],
+            gate_removals: vec![key("g")],
+            numa_assignments: vec![(key("a"), "n1".into(), vec![0, 1])],
+            ..Default::default()
+        };
+        assert!(differences(&recorded, &recorded.clone(), "replayed").is_empty());
+        let mut other = recorded.clone();
+        other.bind_annotations[1].1 = annotations("0");
+        other.gate_removals.clear();
+        other.numa_assignments[0].2 = vec![2, 3];
+        let d = differences(&recorded, &other, "replayed");
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].contains("bind annotations differ on 1 pods, first ns/b"), "{d:?}");
+        assert!(d[1].starts_with("gate removals") && d[2].starts_with("NUMA assignments"), "{d:?}");
+        let mut reordered = recorded.clone();
+        reordered.bind_annotations.reverse();
+        assert_eq!(differences(&recorded, &reordered, "replayed"), vec!["bind annotations in another order (replayed)"]);
+    }
 }

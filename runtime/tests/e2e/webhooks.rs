@@ -523,7 +523,17 @@ async fn webhook_manager_admits_as_volcano_does() -> support::Result<()> {
     assert!(msg.contains("failed calling webhook \"mutatequeue.volcano.sh\""), "{msg}");
     let queue_hooks = [("volcano-admission-service-queues-mutate", true), ("volcano-admission-service-queues-validate", false)];
     set_failure_policy(&admin, &queue_hooks, "Ignore").await?;
-    let admitted = queues.create(&pp, &q("ignored")?).await?;
+    // The server reads webhook configurations through an informer: until it has seen the
+    // change, a create still meets `Fail` (on a busy machine, for a moment). Retry those only.
+    let ignored = q("ignored")?;
+    let admitted = wait_for("a Queue admitted once the server uses failurePolicy Ignore", WAIT, || async {
+        match queues.create(&pp, &ignored).await {
+            Ok(created) => Ok(Some(created)),
+            Err(e) if e.to_string().contains("failed calling webhook") => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await?;
     // The Queue CRD's schema defaults weight to 1; `reclaimable` is the webhook's alone.
     assert_eq!(admitted.spec.reclaimable, None, "admitted unmutated: {admitted:?}");
     Ok(())
