@@ -83,9 +83,11 @@ struct Class {
     eligible: bool,
     /// Set once a score is NaN: the plain scan's float comparisons then cannot be mirrored.
     poisoned: bool,
-    /// Per node: passes the static predicates without the tasks' class masks
-    /// ([`Plugins::predicate_static_unmasked`]).
-    static_ok: Vec<bool>,
+    /// Per node, one bit: passes the static predicates without the tasks' class masks
+    /// ([`Plugins::predicate_static_unmasked`]). Bits, not bytes: every bind makes each class
+    /// read its node's flag, and at 100,000 nodes 16 classes' byte flags (1.6 MB) missed the
+    /// cache on nearly every read where their bits (200 KB) stay in it.
+    static_ok: Vec<u64>,
     tree: MaxTree,
     /// The best leaves of `tree` inside the class masks its tasks picked with
     /// ([`Plugins::class_mask`]), one per mask, told every leaf change.
@@ -270,8 +272,8 @@ fn best_of(tree: &MaxTree, w: &Window, rng: &mut crate::rng::SeededRng) -> Optio
 }
 
 /// The best leaf of the whole tree in node order (the plain scan's choice when it processes
-/// every node from node 0): read from the root.
-fn best_of_all(tree: &MaxTree, rng: &mut crate::rng::SeededRng) -> Option<usize> {
+/// every node from node 0): read from the tree's kept holders of its maximum.
+fn best_of_all(tree: &mut MaxTree, rng: &mut crate::rng::SeededRng) -> Option<usize> {
     let (_, ties) = tree.top();
     if ties == 0 {
         return None;
@@ -397,7 +399,10 @@ impl Class {
             }
         }
         self.static_ok.clear();
-        self.static_ok.extend(leaves.iter().map(|l| l.0));
+        self.static_ok.resize(nn.div_ceil(64), 0);
+        for (n, l) in leaves.iter().enumerate() {
+            self.static_ok[n / 64] |= u64::from(l.0) << (n % 64);
+        }
         for (n, (_, r, sc)) in leaves.into_iter().enumerate() {
             self.set_leaf(s, t, n, r, sc, true);
         }
@@ -433,11 +438,12 @@ impl ClassCache {
         if !class.eligible {
             return Pick::Ineligible;
         }
-        // Under node sampling each pick reads only its window, just ahead of the scan's start,
-        // while the nodes that change (the picks') fall behind it: the tree then only marks
-        // what a change makes stale and each window fixes what it reads.
+        // The tree only marks what a change makes stale. Under node sampling each pick reads
+        // only its window, just ahead of the scan's start, while the nodes that change (the
+        // picks') fall behind it, and each window fixes what it reads; a full scan reads the
+        // tree's kept holders of its maximum, and the tree is cleaned only when they run out.
         let s = &ssn.state;
-        class.tree.set_lazy(s.options().nodes_to_find(s.nodes.len) < s.nodes.len);
+        class.tree.set_lazy(true);
         // Re-evaluate the nodes that changed since this class last looked.
         self.seen.resize(s.nodes.len, false);
         for &n in &s.node_changes[class.pos..] {
@@ -449,11 +455,12 @@ impl ClassCache {
         // Many changed leaves: set them raw and rebuild the trees once (O(n)) instead of
         // fixing ancestors leaf by leaf (O(k log n)).
         let batch = self.touched.len() * 8 > s.nodes.len;
+        class.tree.warm(&self.touched);
         for &n in &self.touched {
             self.seen[n as usize] = false;
             // A node the class's static predicates reject (another zone, a selector it lacks)
             // keeps its 0 leaf whatever changed on it: no evaluation, no tree update.
-            if !class.static_ok[n as usize] {
+            if class.static_ok[n as usize / 64] >> (n % 64) & 1 == 0 {
                 continue;
             }
             let (r, sc) = leaf(&ssn.state, &ssn.plugins, &self.plain_ctx, t, NodeIdx(n), &class.batch, true);
@@ -505,7 +512,7 @@ impl ClassCache {
             let start = scan.start() % nn;
             let (best, processed) = if want >= nn && start == 0 {
                 // Not lazy: `want ≥ nn`.
-                (best_of_all(&class.tree, &mut ssn.state.rng), nn)
+                (best_of_all(&mut class.tree, &mut ssn.state.rng), nn)
             } else {
                 let processed = window(&mut class.tree, start, nn, want, &mut self.window);
                 (best_of(&class.tree, &self.window, &mut ssn.state.rng), processed)
