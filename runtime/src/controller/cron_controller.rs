@@ -26,7 +26,7 @@
 use super::cron_plan::{self, CronEvent, Plan};
 use super::metrics::ControllerMetrics;
 use super::queue::{worker_of, WorkQueue};
-use super::retry::{api_code, drain, lock};
+use super::retry::{api_code, drain, lock, Failure};
 use crate::crd::{CronJob, CronJobStatus, Job};
 use crate::plumbing::events::{EventSink, Involved, NORMAL, WARNING};
 use crate::plumbing::limiter::RateLimiter;
@@ -180,7 +180,7 @@ impl CronController {
     }
 
     /// Deletes Job `name` of `c`'s namespace; a missing Job counts as deleted.
-    async fn delete_job(&self, c: &CronJob, name: &str) -> Result<(), String> {
+    async fn delete_job(&self, c: &CronJob, name: &str) -> Result<(), Failure> {
         let ns = c.metadata.namespace.clone().unwrap_or_default();
         let api: Api<Job> = Api::namespaced(self.client.clone(), &ns);
         self.limiter.acquire().await;
@@ -190,7 +190,10 @@ impl CronController {
             Err(e) if api_code(&e) == Some(404) => {}
             Err(e) => {
                 self.record(c, vec![(WARNING, "FailedDelete", format!("Error deleting job {name:?}: {e}"))]);
-                return Err(format!("CronJob {ns}/{}: deleting Job {name}: {e}", c.metadata.name.as_deref().unwrap_or_default()));
+                return Err(Failure::api(
+                    format_args!("CronJob {ns}/{}: deleting Job {name}", c.metadata.name.as_deref().unwrap_or_default()),
+                    &e,
+                ));
             }
         }
         lock(&self.jobs).remove(&key_of(Some(&ns), Some(name)));
@@ -200,7 +203,7 @@ impl CronController {
 
     /// Creates the Job of the run at `at`; an existing Job of that name owned by `c` and not
     /// finished is taken as created. `None`: nothing to add to `active`.
-    async fn create_job(&self, c: &CronJob, at: Timestamp, tz: &jiff::tz::TimeZone) -> Result<Option<Job>, String> {
+    async fn create_job(&self, c: &CronJob, at: Timestamp, tz: &jiff::tz::TimeZone) -> Result<Option<Job>, Failure> {
         let job = cron_plan::job_for(c, at, tz);
         let ns = c.metadata.namespace.clone().unwrap_or_default();
         let name = job.metadata.name.clone().unwrap_or_default();
@@ -217,8 +220,10 @@ impl CronController {
             Err(e) if api_code(&e) == Some(409) => {
                 self.limiter.acquire().await;
                 self.metrics.record_api("get_job");
-                let existing =
-                    api.get(&name).await.map_err(|e| format!("CronJob {ckey}: reading the conflicting Job {name}: {e}"))?;
+                let existing = api
+                    .get(&name)
+                    .await
+                    .map_err(|e| Failure::api(format_args!("CronJob {ckey}: reading the conflicting Job {name}"), &e))?;
                 if !cron_plan::owned_by(&existing, c) {
                     let owner = existing.metadata.owner_references.iter().flatten().find(|o| o.controller == Some(true));
                     let owner = owner.map_or("none".to_string(), |o| o.name.clone());
@@ -236,12 +241,12 @@ impl CronController {
             }
             Err(e) => {
                 self.record(c, vec![(WARNING, "FailedCreate", format!("Failed to create job: {e}"))]);
-                Err(format!("CronJob {ckey}: creating Job {name}: {e}"))
+                Err(Failure::api(format_args!("CronJob {ckey}: creating Job {name}"), &e))
             }
         }
     }
 
-    async fn write_status(&self, c: &CronJob, status: CronJobStatus) -> Result<(), String> {
+    async fn write_status(&self, c: &CronJob, status: CronJobStatus) -> Result<(), Failure> {
         let ns = c.metadata.namespace.clone().unwrap_or_default();
         let name = c.metadata.name.clone().unwrap_or_default();
         let api: Api<CronJob> = Api::namespaced(self.client.clone(), &ns);
@@ -255,14 +260,15 @@ impl CronController {
                 Ok(())
             }
             Err(e) if api_code(&e) == Some(404) => Ok(()),
-            Err(e) => Err(format!("CronJob {ns}/{name}: updating status: {e}")),
+            Err(e) => Err(Failure::api(format_args!("CronJob {ns}/{name}: updating status"), &e)),
         }
     }
 
     /// One sync of CronJob `key` (the module doc's steps).
     ///
-    /// Errors (retried with backoff): an API call failed.
-    async fn process(&self, key: &str) -> Result<(), String> {
+    /// Errors (retried with backoff, no sooner than the server's `Retry-After`): an API call
+    /// failed.
+    async fn process(&self, key: &str) -> Result<(), Failure> {
         let Some(c) = lock(&self.crons).get(key).cloned() else { return Ok(()) };
         if c.metadata.deletion_timestamp.is_some() {
             return Ok(());
@@ -283,13 +289,15 @@ impl CronController {
         self.record(&c, events);
         let result = self.schedule(&c, &mut status, key).await;
         if status != before {
-            self.write_status(&c, status).await?;
+            if let Err(e) = self.write_status(&c, status).await {
+                return Err(Failure::first_of(std::iter::once(e).chain(result.err())).unwrap_or_default());
+            }
         }
         result
     }
 
     /// Steps 3 and 4 of the module doc on `status`: carries out [`cron_plan::plan`].
-    async fn schedule(&self, c: &CronJob, status: &mut CronJobStatus, key: &str) -> Result<(), String> {
+    async fn schedule(&self, c: &CronJob, status: &mut CronJobStatus, key: &str) -> Result<(), Failure> {
         let zone = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
         match cron_plan::plan(c, status, Timestamp::now(), &zone) {
             Plan::Suspended => Ok(()),

@@ -13,6 +13,7 @@ use super::queue::WorkQueue;
 use super::reconcile::{self, Begin};
 use super::request::Action;
 use super::request::{Event, Request};
+use super::retry::Failure;
 use super::state::Op;
 use super::validate;
 use super::volumes;
@@ -48,6 +49,8 @@ pub const POD_GROUP_PENDING: &str = "PodGroupPending";
 /// itself (422 Invalid), which no retry changes.
 struct CreateError {
     message: String,
+    /// The server's `Retry-After` of the refusal.
+    retry_after: Option<Duration>,
     invalid: bool,
     /// 409: the pod exists (the cache has not seen it yet); Volcano skips it without an event.
     exists: bool,
@@ -110,8 +113,9 @@ impl Context {
     }
 }
 
-/// An API error or bad input met while processing a request; the request is retried.
-pub type ExecError = String;
+/// An API error or bad input met while processing a request; the request is retried, no
+/// sooner than the server's `Retry-After` when it named one.
+pub type ExecError = Failure;
 
 /// The server's own message of an API error (`Pod "x" is invalid: metadata.name: …`), else the
 /// error as text.
@@ -120,6 +124,11 @@ fn server_words(e: &kube::Error) -> String {
         kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
         e => e.to_string(),
     }
+}
+
+/// The failures' messages, space-separated (Volcano's `Error creating pods: [...]`).
+fn messages(failures: &[Failure]) -> String {
+    failures.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join(" ")
 }
 
 fn is_status(e: &kube::Error, code: u16) -> bool {
@@ -166,7 +175,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
     cancel_delays(ctx, req);
     let mut views: BTreeMap<String, PodView> =
         entry.pods.values().map(|p| (p.metadata.name.clone().unwrap_or_default(), PodView::of(p))).collect();
-    let mut work = match reconcile::begin(&job, req, &views).map_err(|e| e.to_string())? {
+    let mut work = match reconcile::begin(&job, req, &views).map_err(|e| Failure::from(e.to_string()))? {
         Begin::Delay { action, delay } => {
             ctx.job_event(
                 &job,
@@ -231,7 +240,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 }
             }
             if !failed.is_empty() {
-                ctx.job_event(&job, WARNING, FAILED_DELETE, &format!("Error deleting pods: [{}]", failed.join(" ")));
+                ctx.job_event(&job, WARNING, FAILED_DELETE, &format!("Error deleting pods: [{}]", messages(&failed)));
                 errors.extend(failed);
             }
             if work.delete_pod_group {
@@ -301,7 +310,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                         }
                     }
                     Ok(None) => {}
-                    Err(e) => errors.push(e.to_string()),
+                    Err(e) => errors.push(e.to_string().into()),
                 }
             }
             if let Some(pg) = &entry.pod_group {
@@ -318,7 +327,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                         plugins::on_pod_create(&job_plugins, &mut p, &job);
                         built.push(p);
                     }
-                    Err(e) => errors.push(e.to_string()),
+                    Err(e) => errors.push(e.to_string().into()),
                 }
             }
             let (mut failed, mut waiting) = (Vec::new(), Vec::new());
@@ -329,17 +338,17 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                         ctx.cache.store_pod(p);
                         views.insert(v.name.clone(), v);
                     }
-                    Err(CreateError { message, exists: true, .. }) => waiting.push(message),
-                    Err(CreateError { message, invalid, .. }) => {
+                    Err(CreateError { message, exists: true, .. }) => waiting.push(Failure::from(message)),
+                    Err(CreateError { message, invalid, retry_after, .. }) => {
                         if invalid {
                             refused.push(message.clone());
                         }
-                        failed.push(message);
+                        failed.push(Failure { message, retry_after });
                     }
                 }
             }
             if !failed.is_empty() {
-                ctx.job_event(&job, WARNING, FAILED_CREATE, &format!("Error creating pods: [{}]", failed.join(" ")));
+                ctx.job_event(&job, WARNING, FAILED_CREATE, &format!("Error creating pods: [{}]", messages(&failed)));
                 if refused.len() < failed.len() {
                     errors.extend(failed);
                 }
@@ -357,7 +366,7 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
                 }
             }
             if !failed.is_empty() {
-                ctx.job_event(&job, WARNING, FAILED_DELETE, &format!("Error deleting pods: [{}]", failed.join(" ")));
+                ctx.job_event(&job, WARNING, FAILED_DELETE, &format!("Error deleting pods: [{}]", messages(&failed)));
                 errors.extend(failed);
             }
         }
@@ -377,9 +386,12 @@ pub async fn process(ctx: &Context, req: &Request) -> Result<(), ExecError> {
         );
     }
     if changed {
-        write_status(ctx, &job, work.status).await?;
+        if let Err(e) = write_status(ctx, &job, work.status).await {
+            // The attempt's other failures may have named a longer Retry-After.
+            return Err(Failure::first_of(std::iter::once(e).chain(errors)).unwrap_or_default());
+        }
     }
-    if let Some(e) = errors.into_iter().next() {
+    if let Some(e) = Failure::first_of(errors) {
         return Err(e);
     }
     if let Some(e) = refused.first() {
@@ -423,12 +435,12 @@ async fn write_status(ctx: &Context, job: &Job, status: JobStatus) -> Result<(),
             ctx.cache.store_job(j);
             Ok(())
         }
-        Err(e) => Err(format!("Job {ns}/{name}: updating status: {e}")),
+        Err(e) => Err(Failure::api(format_args!("Job {ns}/{name}: updating status"), &e)),
     }
 }
 
 async fn create_pod_group(ctx: &Context, job: &Job) -> Result<Option<PodGroup>, ExecError> {
-    let pg = build::pod_group(job).map_err(|e| e.to_string())?;
+    let pg = build::pod_group(job).map_err(|e| Failure::from(e.to_string()))?;
     let ns = job.metadata.namespace.clone().unwrap_or_default();
     let api: Api<PodGroup> = Api::namespaced(ctx.client.clone(), &ns);
     ctx.limiter.acquire().await;
@@ -436,7 +448,10 @@ async fn create_pod_group(ctx: &Context, job: &Job) -> Result<Option<PodGroup>, 
     match api.create(&PostParams::default(), &pg).await {
         Ok(pg) => Ok(Some(pg)),
         Err(e) if is_status(&e, 409) => Ok(None),
-        Err(e) => Err(format!("Job {}: creating PodGroup {}: {e}", build::job_key(job), pg.metadata.name.unwrap_or_default())),
+        Err(e) => Err(Failure::api(
+            format_args!("Job {}: creating PodGroup {}", build::job_key(job), pg.metadata.name.unwrap_or_default()),
+            &e,
+        )),
     }
 }
 
@@ -451,12 +466,12 @@ async fn patch_pod_group(ctx: &Context, job: &Job, pg: &PodGroup, patch: serde_j
             ctx.cache.store_pod_group(pg);
             Ok(())
         }
-        Err(e) => Err(format!("Job {}: updating PodGroup {name}: {e}", build::job_key(job))),
+        Err(e) => Err(Failure::api(format_args!("Job {}: updating PodGroup {name}", build::job_key(job)), &e)),
     }
 }
 
 async fn delete_pod_group(ctx: &Context, job: &Job) -> Result<(), ExecError> {
-    let name = build::pod_group_name(job).map_err(|e| e.to_string())?;
+    let name = build::pod_group_name(job).map_err(|e| Failure::from(e.to_string()))?;
     let ns = job.metadata.namespace.clone().unwrap_or_default();
     let api: Api<PodGroup> = Api::namespaced(ctx.client.clone(), &ns);
     let k = key(&ns, job.metadata.name.as_deref().unwrap_or_default());
@@ -474,7 +489,7 @@ async fn delete_pod_group(ctx: &Context, job: &Job) -> Result<(), ExecError> {
             ctx.cache.forget_pod_group(&k);
             Ok(())
         }
-        Err(e) => Err(format!("Job {k}: deleting PodGroup {name}: {e}")),
+        Err(e) => Err(Failure::api(format_args!("Job {k}: deleting PodGroup {name}"), &e)),
     }
 }
 
@@ -491,11 +506,13 @@ async fn create_pods(ctx: &Context, pods: Vec<Pod>) -> Vec<Result<Pod, CreateErr
                 Ok(p) => Ok(p),
                 Err(e) if is_status(&e, 409) => Err(CreateError {
                     message: format!("Pod {ns}/{name}: exists already (waiting for the cache)"),
+                    retry_after: None,
                     invalid: false,
                     exists: true,
                 }),
                 Err(e) => Err(CreateError {
                     message: format!("failed to create pod {name}, err: {}", server_words(&e)),
+                    retry_after: crate::plumbing::retry::retry_after(&e),
                     invalid: is_status(&e, 422),
                     exists: false,
                 }),
@@ -533,11 +550,11 @@ async fn delete_pods(
                         match api.delete(&name, &DeleteParams::default()).await {
                             Ok(_) => Ok(()),
                             Err(e) if is_status(&e, 404) => Ok(()),
-                            Err(e) => Err(format!("Pod {ns}/{name}: deleting: {e}")),
+                            Err(e) => Err(Failure::api(format_args!("Pod {ns}/{name}: deleting"), &e)),
                         }
                     }
                     Err(e) if is_status(&e, 404) => Ok(()),
-                    Err(e) => Err(format!("Pod {ns}/{name}: marking out of sync: {e}")),
+                    Err(e) => Err(Failure::api(format_args!("Pod {ns}/{name}: marking out of sync"), &e)),
                 };
                 if let (Ok(()), Some(uid)) = (&r, uid) {
                     ctx.cache.mark_deleting(&jkey, &name, &uid);

@@ -19,7 +19,7 @@ use super::keys::GROUP_NAME;
 use super::metrics::ControllerMetrics;
 use super::plain_pod::{self, pod_key};
 use super::queue::{worker_of, WorkQueue};
-use super::retry::{api_code, drain, lock};
+use super::retry::{api_code, drain, lock, Failure};
 use crate::crd::PodGroup;
 use crate::plumbing::limiter::RateLimiter;
 use crate::plumbing::watch::{self, WatchStats};
@@ -146,8 +146,9 @@ impl PgController {
 
     /// One pod: create its PodGroup when missing, then annotate the pod.
     ///
-    /// Errors: an API call failed (the pod is retried), or the pod cannot be grouped (named).
-    async fn process(&self, key: &str) -> Result<(), String> {
+    /// Errors: an API call failed (the pod is retried, no sooner than the server's
+    /// `Retry-After`), or the pod cannot be grouped (named).
+    async fn process(&self, key: &str) -> Result<(), Failure> {
         let Some(pod) = lock(&self.pods).get(key).cloned() else { return Ok(()) };
         if !plain_pod::wants_group(&pod, &self.cfg.scheduler_names) {
             return Ok(());
@@ -167,7 +168,7 @@ impl PgController {
             match api.create(&PostParams::default(), &built.pod_group).await {
                 Ok(_) => tracing::info!(pod = %key, podgroup = %name, "created PodGroup {ns}/{name} for pod {key}"),
                 Err(e) if api_code(&e) == Some(409) => {}
-                Err(e) => return Err(format!("creating PodGroup {ns}/{name} for pod {key}: {e}")),
+                Err(e) => return Err(Failure::api(format_args!("creating PodGroup {ns}/{name} for pod {key}"), &e)),
             }
             lock(&self.groups).insert(group_key);
         }
@@ -187,7 +188,7 @@ impl PgController {
                 Ok(())
             }
             Err(e) if api_code(&e) == Some(404) => Ok(()),
-            Err(e) => Err(format!("annotating pod {key} with {GROUP_NAME}={name}: {e}")),
+            Err(e) => Err(Failure::api(format_args!("annotating pod {key} with {GROUP_NAME}={name}"), &e)),
         }
     }
 

@@ -27,7 +27,7 @@ use super::queue_state::{
     children, closes_children, default_parent, follow_parent, next_state, open_blocked, state_needs_write, state_patch,
     PhaseCounts, QueueAction, QueueState, CLOSED_BY_PARENT, ROOT,
 };
-use super::retry::{api_code, drain, lock};
+use super::retry::{api_code, drain, lock, Failure};
 use crate::crd::{Command, PodGroup, Queue};
 use crate::plumbing::limiter::RateLimiter;
 use crate::plumbing::watch::{self, WatchStats};
@@ -256,7 +256,7 @@ impl QueueController {
         }
     }
 
-    async fn patch_queue(&self, name: &str, patch: serde_json::Value, status: bool) -> Result<(), String> {
+    async fn patch_queue(&self, name: &str, patch: serde_json::Value, status: bool) -> Result<(), Failure> {
         let api: Api<Queue> = Api::all(self.client.clone());
         self.limiter.acquire().await;
         let p = Patch::Merge(patch);
@@ -273,11 +273,11 @@ impl QueueController {
                 Ok(())
             }
             Err(e) if api_code(&e) == Some(404) => Ok(()),
-            Err(e) => Err(format!("patching Queue {name}{}: {e}", if status { " status" } else { "" })),
+            Err(e) => Err(Failure::api(format_args!("patching Queue {name}{}", if status { " status" } else { "" }), &e)),
         }
     }
 
-    async fn set_mark(&self, name: &str, on: bool) -> Result<(), String> {
+    async fn set_mark(&self, name: &str, on: bool) -> Result<(), Failure> {
         let value = if on { serde_json::json!("true") } else { serde_json::Value::Null };
         self.patch_queue(name, serde_json::json!({"metadata": {"annotations": {CLOSED_BY_PARENT: value}}}), false).await
     }
@@ -285,9 +285,9 @@ impl QueueController {
     /// One request: parent defaulting, the state machine, the mark, the status write, then the
     /// children's turn when the state changed and the queue's own turn when its parent says so.
     ///
-    /// Errors: an API call failed, the queue's `status.state` is not a Volcano state, or an
-    /// OpenQueue waits for its parent.
-    async fn process(&self, r: &QueueRequest) -> Result<(), String> {
+    /// Errors: an API call failed (with the server's `Retry-After`, if any), the queue's
+    /// `status.state` is not a Volcano state, or an OpenQueue waits for its parent.
+    async fn process(&self, r: &QueueRequest) -> Result<(), Failure> {
         let Some(q) = lock(&self.queues).get(&r.queue).cloned() else { return Ok(()) };
         let name = r.queue.as_str();
         if let Some(p) = default_parent(name, q.spec.parent.as_deref()) {
@@ -310,7 +310,7 @@ impl QueueController {
         }
         if action == QueueAction::Open {
             if let Some(why) = open_blocked(name, &parent_name, parent_state) {
-                return Err(why);
+                return Err(why.into());
             }
         }
         let phases: Vec<String> = lock(&self.groups).values().filter(|g| g.queue == name).map(|g| g.phase.clone()).collect();

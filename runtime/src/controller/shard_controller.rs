@@ -21,8 +21,8 @@
 //!   older than 5 minutes). `status` is the scheduler's to write (a status subresource), so the
 //!   controller does not write it. Writes go through the controller's client rate limiter and
 //!   its work queue ([`super::retry::drain`]): a failed write is retried after the queue's
-//!   backoff, 3 times (Volcano's sharding controller's limit), then dropped until the next
-//!   assignment.
+//!   backoff or the server's `Retry-After`, whichever is longer, 3 times (Volcano's sharding
+//!   controller's limit), then dropped until the next assignment.
 //! * Utilisation ([`super::shard_plan::utilization`]): per node, the requests of its pods'
 //!   containers that are neither `Succeeded`, `Failed` nor mirror pods, over its capacity, kept
 //!   current from the watches (Volcano caches each node's value from its last event and
@@ -31,7 +31,7 @@
 use super::metrics::ControllerMetrics;
 use super::options::ShardingOptions;
 use super::queue::WorkQueue;
-use super::retry::{api_code, drain, lock};
+use super::retry::{api_code, drain, lock, Failure};
 use super::shard_config::{self, SchedulerShard, ShardingConfig};
 use super::shard_plan::{self, significant, utilization, Assignment, NodeFacts, NodeView, Util};
 use crate::convert::resources::amount;
@@ -312,7 +312,7 @@ impl ShardController {
     }
 
     /// Carries out one [`ShardWork`] against the server.
-    async fn write(&self, w: ShardWork) -> Result<(), String> {
+    async fn write(&self, w: ShardWork) -> Result<(), Failure> {
         let api: Api<NodeShard> = Api::all(self.client.clone());
         match w {
             ShardWork::Apply(name) => {
@@ -338,7 +338,7 @@ impl ShardController {
                         match api.create(&PostParams::default(), &s).await {
                             Ok(_) => tracing::info!("sharding: created NodeShard {name} with {} nodes", desired.len()),
                             Err(e) if api_code(&e) == Some(409) => tracing::debug!("sharding: NodeShard {name} exists already"),
-                            Err(e) => return Err(format!("creating NodeShard {name}: {e}")),
+                            Err(e) => return Err(Failure::api(format_args!("creating NodeShard {name}"), &e)),
                         }
                         lock(&self.state).shards.entry(name).or_insert(desired);
                     }
@@ -352,9 +352,9 @@ impl ShardController {
                             }
                             Err(e) if api_code(&e) == Some(404) => {
                                 lock(&self.state).shards.remove(&name);
-                                return Err(format!("patching NodeShard {name}: it was deleted; creating it next"));
+                                return Err(format!("patching NodeShard {name}: it was deleted; creating it next").into());
                             }
-                            Err(e) => return Err(format!("patching NodeShard {name}: {e}")),
+                            Err(e) => return Err(Failure::api(format_args!("patching NodeShard {name}"), &e)),
                         }
                         lock(&self.state).shards.insert(name, desired);
                     }
@@ -375,7 +375,7 @@ impl ShardController {
                 match api.delete(&name, &DeleteParams::default()).await {
                     Ok(_) => tracing::info!("sharding: deleted NodeShard {name} (scheduler no longer configured)"),
                     Err(e) if api_code(&e) == Some(404) => {}
-                    Err(e) => return Err(format!("deleting NodeShard {name}: {e}")),
+                    Err(e) => return Err(Failure::api(format_args!("deleting NodeShard {name}"), &e)),
                 }
                 lock(&self.state).shards.remove(&name);
                 self.metrics.forget_shard(&name);

@@ -13,6 +13,7 @@
 
 use super::build::{job_key, owner_reference};
 use super::execute::Context;
+use super::retry::Failure;
 use crate::crd::{Job, JobStatus};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -63,9 +64,10 @@ fn random_bytes() -> Result<[u8; 12], String> {
 /// Returns the Job as the server has it after its spec got claim names (`None` when no name
 /// was added).
 ///
-/// Errors (the job stays pending and the request is retried): a claim named by
-/// `volumeClaimName` does not exist; the API refused a read, a create or the Job's update.
-pub async fn ensure(ctx: &Context, job: &Job, status: &mut JobStatus) -> Result<Option<Job>, String> {
+/// Errors (the job stays pending and the request is retried, after the server's `Retry-After`
+/// when it named one): a claim named by `volumeClaimName` does not exist; the API refused a
+/// read, a create or the Job's update.
+pub async fn ensure(ctx: &Context, job: &Job, status: &mut JobStatus) -> Result<Option<Job>, Failure> {
     if job.spec.volumes.is_empty() {
         return Ok(None);
     }
@@ -79,17 +81,24 @@ pub async fn ensure(ctx: &Context, job: &Job, status: &mut JobStatus) -> Result<
         let given = v.volume_claim_name.clone().filter(|n| !n.is_empty());
         let name = match given {
             Some(name) => {
-                if !exists(ctx, &claims, &name).await.map_err(|e| format!("Job {key}: reading PVC {name}: {e}"))? {
+                if !exists(ctx, &claims, &name)
+                    .await
+                    .map_err(|e| Failure::api(format_args!("Job {key}: reading PVC {name}"), &e))?
+                {
                     return Err(format!(
                         "pvc {name} is not found, the job will be in the Pending state until the PVC is created"
-                    ));
+                    )
+                    .into());
                 }
                 name
             }
             None => {
                 let name = loop {
                     let candidate = claim_name(&jname, random_bytes()?);
-                    if !exists(ctx, &claims, &candidate).await.map_err(|e| format!("Job {key}: reading PVC {candidate}: {e}"))? {
+                    if !exists(ctx, &claims, &candidate)
+                        .await
+                        .map_err(|e| Failure::api(format_args!("Job {key}: reading PVC {candidate}"), &e))?
+                    {
                         break candidate;
                     }
                 };
@@ -102,7 +111,7 @@ pub async fn ensure(ctx: &Context, job: &Job, status: &mut JobStatus) -> Result<
                     claims
                         .create(&PostParams::default(), &pvc)
                         .await
-                        .map_err(|e| format!("Job {key}: creating PVC {name}: {e}"))?;
+                        .map_err(|e| Failure::api(format_args!("Job {key}: creating PVC {name}"), &e))?;
                 }
                 name
             }
@@ -118,7 +127,7 @@ pub async fn ensure(ctx: &Context, job: &Job, status: &mut JobStatus) -> Result<
     let updated = jobs
         .replace(&jname, &PostParams::default(), &named)
         .await
-        .map_err(|e| format!("Job {key}: writing the claim names into spec.volumes: {e}"))?;
+        .map_err(|e| Failure::api(format_args!("Job {key}: writing the claim names into spec.volumes"), &e))?;
     Ok(Some(updated))
 }
 

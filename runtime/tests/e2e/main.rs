@@ -17,7 +17,7 @@
 //!   cluster-wide results it checks (`/metrics` gauges and counters, Queue `status`, the Lease
 //!   `volcano-system/volcano`, exact audit-log counts of one identity: `scheduler`, `restart`,
 //!   `leader`, `preempt`, `reload`, `recorder`, `parity`, `status_writes`, `controller`,
-//!   `controller_burst`, `controller_events`' controller test, `cronjobs`, `job_plugins`,
+//!   `controller_burst`, `controller_events`' controller test, `controller_faults`, `cronjobs`, `job_plugins`,
 //!   `podgroup_queue_controllers`, `sharding_controller`: it assigns every node and deletes
 //!   NodeShards it does not configure), registers admission webhooks every request passes through
 //!   (`webhooks`), creates cluster-scoped objects other schedulers would see
@@ -49,6 +49,7 @@ mod apiserver_smoke;
 mod controller;
 mod controller_burst;
 mod controller_events;
+mod controller_faults;
 mod cronjobs;
 mod deploy;
 mod devices;

@@ -10,6 +10,7 @@
 use super::{controlled_key, of_job, ObjectKey, ObjectKind, PluginObject};
 use crate::controller::build::job_key;
 use crate::controller::execute::{Context, ExecError};
+use crate::controller::retry::Failure;
 use crate::crd::{Job, JobStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -44,7 +45,7 @@ async fn create_or_update<K>(
     calls: [&'static str; 3],
     update: bool,
     differs: impl Fn(&K) -> bool,
-) -> Result<(), String>
+) -> Result<(), Failure>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope> + Clone + DeserializeOwned + Serialize + Debug,
     K::DynamicType: Default,
@@ -56,14 +57,14 @@ where
     match api.create(&PostParams::default(), &obj).await {
         Ok(_) => return Ok(()),
         Err(e) if status_code(&e) == Some(409) => {}
-        Err(e) => return Err(format!("creating: {e}")),
+        Err(e) => return Err(Failure::api("creating", &e)),
     }
     if !update {
         return Ok(());
     }
     ctx.limiter.acquire().await;
     ctx.metrics.record_api(calls[1]);
-    let existing = api.get(&name).await.map_err(|e| format!("reading the existing one: {e}"))?;
+    let existing = api.get(&name).await.map_err(|e| Failure::api("reading the existing one", &e))?;
     if !differs(&existing) {
         return Ok(());
     }
@@ -71,11 +72,11 @@ where
     new.meta_mut().resource_version = existing.meta().resource_version.clone();
     ctx.limiter.acquire().await;
     ctx.metrics.record_api(calls[2]);
-    api.replace(&name, &PostParams::default(), &new).await.map(|_| ()).map_err(|e| format!("updating: {e}"))
+    api.replace(&name, &PostParams::default(), &new).await.map(|_| ()).map_err(|e| Failure::api("updating", &e))
 }
 
 /// Creates (or updates) one plugin object in `ns`.
-async fn put(ctx: &Context, ns: &str, obj: PluginObject) -> Result<(), String> {
+async fn put(ctx: &Context, ns: &str, obj: PluginObject) -> Result<(), Failure> {
     match obj {
         PluginObject::ConfigMap(cm) => {
             let data = cm.data.clone();
@@ -113,7 +114,7 @@ fn describe(obj: &PluginObject) -> String {
     format!("{kind} {}", name.unwrap_or_default())
 }
 
-async fn delete_one<K>(ctx: &Context, ns: &str, name: &str, call: &'static str) -> Result<(), String>
+async fn delete_one<K>(ctx: &Context, ns: &str, name: &str, call: &'static str) -> Result<(), Failure>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
     K::DynamicType: Default,
@@ -124,11 +125,11 @@ where
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(()),
         Err(e) if status_code(&e) == Some(404) => Ok(()),
-        Err(e) => Err(format!("deleting: {e}")),
+        Err(e) => Err(Failure::api("deleting", &e)),
     }
 }
 
-async fn delete(ctx: &Context, ns: &str, key: &ObjectKey) -> Result<(), String> {
+async fn delete(ctx: &Context, ns: &str, key: &ObjectKey) -> Result<(), Failure> {
     match key.kind {
         ObjectKind::ConfigMap => delete_one::<ConfigMap>(ctx, ns, &key.name, "delete_configmap").await,
         ObjectKind::Secret => delete_one::<Secret>(ctx, ns, &key.name, "delete_secret").await,
@@ -166,7 +167,7 @@ pub async fn on_job_add(ctx: &Context, job: &Job, status: &mut JobStatus) -> Vec
     let key = job_key(job);
     let built = match built {
         Ok(b) => b,
-        Err(e) => return vec![format!("Job {key}: job plugins {pending:?}: building their objects: {e}")],
+        Err(e) => return vec![format!("Job {key}: job plugins {pending:?}: building their objects: {e}").into()],
     };
     let ns = job.metadata.namespace.clone().unwrap_or_default();
     let mut errors = Vec::new();
@@ -174,7 +175,7 @@ pub async fn on_job_add(ctx: &Context, job: &Job, status: &mut JobStatus) -> Vec
         let objects = match objects {
             Ok(o) => o,
             Err(e) => {
-                errors.push(e);
+                errors.push(e.into());
                 continue;
             }
         };
@@ -182,7 +183,7 @@ pub async fn on_job_add(ctx: &Context, job: &Job, status: &mut JobStatus) -> Vec
         for obj in objects {
             let what = describe(&obj);
             if let Err(e) = put(ctx, &ns, obj).await {
-                errors.push(format!("Job {key}: plugin {name}: {what}: {e}"));
+                errors.push(e.context(format_args!("Job {key}: plugin {name}: {what}")));
                 ok = false;
             }
         }
@@ -206,7 +207,7 @@ pub async fn on_job_delete(ctx: &Context, job: &Job, status: &mut JobStatus) -> 
         let mut ok = true;
         for obj in p.on_job_delete(job) {
             if let Err(e) = delete(ctx, &ns, &obj).await {
-                errors.push(format!("Job {key}: plugin {}: {} {}: {e}", p.name(), kind_name(obj.kind), obj.name));
+                errors.push(e.context(format_args!("Job {key}: plugin {}: {} {}", p.name(), kind_name(obj.kind), obj.name)));
                 ok = false;
             }
         }
@@ -226,7 +227,7 @@ pub async fn on_job_update(ctx: &Context, job: &Job) -> Vec<ExecError> {
         for obj in p.on_job_update(job) {
             let what = describe(&obj);
             if let Err(e) = put(ctx, &ns, obj).await {
-                errors.push(format!("Job {key}: plugin {}: {what}: {e}", p.name()));
+                errors.push(e.context(format_args!("Job {key}: plugin {}: {what}", p.name())));
             }
         }
     }
