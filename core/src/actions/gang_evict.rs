@@ -225,10 +225,7 @@ pub fn select_bundles(
 
 /// Σ idle + releasing of the domain's nodes (Volcano `SumIdleAndReleasing`).
 fn domain_free(s: &State<'_>, nodes: &[NodeIdx]) -> Vec<i64> {
-    let nn = s.nodes.len;
-    (0..s.dims)
-        .map(|d| nodes.iter().map(|n| s.nodes.idle()[d * nn + n.ix()] + s.nodes.releasing()[d * nn + n.ix()]).sum())
-        .collect()
+    (0..s.dims).map(|d| nodes.iter().map(|&n| s.at(s.nodes.idle(), n, d) + s.at(s.nodes.releasing(), n, d)).sum()).collect()
 }
 
 /// Volcano `Resource.LessEqual(…, Zero)` on the dimensions a request names, `pods` aside.

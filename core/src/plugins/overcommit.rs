@@ -49,7 +49,7 @@ impl Overcommit {
         let dims = s.dims;
         let mut idle: Vec<f64> = s.total.iter().map(|&v| v as f64 * factor).collect();
         for (d, slot) in idle.iter_mut().enumerate() {
-            *slot -= s.col(s.nodes.used(), d).iter().map(|&x| x as f64).sum::<f64>();
+            *slot -= s.col(s.nodes.used(), d).map(|x| x as f64).sum::<f64>();
         }
         let mut inqueue = vec![0.0; dims];
         for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {

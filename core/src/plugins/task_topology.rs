@@ -357,8 +357,7 @@ impl TaskTopology {
     /// Volcano `calcBucketScore` × weight × 100 / the largest bucket.
     pub fn score(&self, s: &State<'_>, t: TaskIdx, n: NodeIdx) -> f64 {
         let req = s.tasks.req(t, s.dims);
-        let room =
-            |d: usize| s.nodes.idle()[d * s.nodes.len + n.ix()].saturating_add(s.nodes.releasing()[d * s.nodes.len + n.ix()]);
+        let room = |d: usize| s.at(s.nodes.idle(), n, d).saturating_add(s.at(s.nodes.releasing(), n, d));
         if req.iter().enumerate().any(|(d, &r)| r > room(d)) {
             return 0.0;
         }

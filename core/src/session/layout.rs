@@ -86,7 +86,7 @@ pub struct Layout {
     pub dims: usize,
     /// Ready nodes, name order.
     pub node_ids: Vec<NodeId>,
-    /// Allocatable, column-major.
+    /// Allocatable, row-major (`node * dims + d`).
     pub allocatable: Vec<i64>,
     /// Σ allocatable per dimension.
     pub total: Vec<i64>,
@@ -147,7 +147,7 @@ impl Layout {
         let mut allocatable = vec![0i64; dims * nn];
         for (i, (_, n)) in node_list.iter().enumerate() {
             for d in 0..dims {
-                allocatable[d * nn + i] = n.allocatable.get(d);
+                allocatable[i * dims + d] = n.allocatable.get(d);
             }
         }
         let queues: Vec<String> = cluster.queues().map(|q| q.spec.name.clone()).collect();
@@ -407,10 +407,16 @@ fn min_task_total(g: &PodGroupRec) -> i32 {
     g.min_task_member.iter().fold(0i32, |a, (_, v)| a.saturating_add(*v))
 }
 
-/// Σ allocatable per dimension of column-major `allocatable`. Saturating: a few nodes with
-/// exabytes of memory must not wrap the cluster total.
+/// Σ allocatable per dimension of row-major `allocatable` (`nn` rows of `dims`). Saturating: a
+/// few nodes with exabytes of memory must not wrap the cluster total.
 fn total(allocatable: &[i64], dims: usize, nn: usize) -> Vec<i64> {
-    (0..dims).map(|d| allocatable[d * nn..(d + 1) * nn].iter().fold(0i64, |a, &x| a.saturating_add(x))).collect()
+    let mut t = vec![0i64; dims];
+    for row in allocatable.chunks_exact(dims.max(1)).take(nn) {
+        for (a, &x) in t.iter_mut().zip(row) {
+            *a = a.saturating_add(x);
+        }
+    }
+    t
 }
 
 /// Why a PodGroup is left out of the session: its queue does not exist.

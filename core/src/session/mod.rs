@@ -108,16 +108,17 @@ impl<'a> State<'a> {
         &self.conf.options
     }
 
-    /// Column `d` of a node resource table.
+    /// Dimension `d` of a node resource table, node by node.
     #[inline]
-    pub fn col<'s>(&self, table: &'s [i64], d: usize) -> &'s [i64] {
-        &table[d * self.nodes.len..(d + 1) * self.nodes.len]
+    pub fn col<'s>(&self, table: &'s [i64], d: usize) -> impl Iterator<Item = i64> + 's {
+        table.iter().skip(d).step_by(self.dims.max(1)).copied()
     }
 
-    /// Value of node `n` in dimension `d` of a node resource table.
+    /// Value of node `n` in dimension `d` of a node resource table (row-major: a node's
+    /// dimensions are adjacent, so one node's check reads one cache line per table).
     #[inline]
     pub fn at(&self, table: &[i64], n: NodeIdx, d: usize) -> i64 {
-        table[d * self.nodes.len + n.ix()]
+        table[n.ix() * self.dims + d]
     }
 
     /// Whether node `n` is in this scheduler's shard (Volcano `ssn.NodesInShard.Has`); true for
@@ -160,14 +161,14 @@ impl<'a> State<'a> {
     /// Whether `req ≤ idle(n)` in every dimension (Volcano `LessEqual(Idle, Zero)`).
     #[inline]
     pub fn fits_idle(&self, req: &[i64], n: NodeIdx) -> bool {
-        let len = self.nodes.len;
-        req.iter().enumerate().all(|(d, &r)| r <= 0 || r <= self.nodes.idle[d * len + n.ix()])
+        let row = n.ix() * self.dims;
+        req.iter().enumerate().all(|(d, &r)| r <= 0 || r <= self.nodes.idle[row + d])
     }
 
     /// Node `n`'s FutureIdle in `d`: idle + releasing − pipelined.
     #[inline]
     pub fn future_idle(&self, n: NodeIdx, d: usize) -> i64 {
-        let i = d * self.nodes.len + n.ix();
+        let i = n.ix() * self.dims + d;
         self.nodes.idle[i] + self.nodes.releasing[i] - self.nodes.pipelined[i]
     }
 
@@ -231,14 +232,13 @@ impl<'a> State<'a> {
     /// and a saturated node stays full instead of wrapping to free.
     fn account(&mut self, t: TaskIdx, n: NodeIdx, status: TaskStatus, sign: i64) {
         let dims = self.dims;
-        let len = self.nodes.len;
         for d in 0..dims {
             let r = self.tasks.resreq[t.ix() * dims + d];
             if r == 0 {
                 continue;
             }
             let r = sign * r;
-            let i = d * len + n.ix();
+            let i = n.ix() * dims + d;
             match status {
                 TaskStatus::Pipelined => self.nodes.pipelined[i] = self.nodes.pipelined[i].saturating_add(r),
                 TaskStatus::Releasing => {

@@ -29,8 +29,8 @@ pub struct NodeView<'a> {
     pub(in crate::session) nonzero_cpu: &'a mut [i64],
     /// Per node: Σ memory requests with the non-zero defaults, bytes.
     pub(in crate::session) nonzero_mem: &'a mut [i64],
-    /// Σ requests of the counted pods (kube `NodeInfo.Requested`), column-major like the node
-    /// resource tables (`d * n_nodes + node`).
+    /// Σ requests of the counted pods (kube `NodeInfo.Requested`), row-major like the node
+    /// resource tables (`node * dims + d`).
     pub(in crate::session) requested: &'a mut [i64],
 }
 
@@ -61,7 +61,7 @@ impl NodeView<'_> {
         self.nonzero_mem
     }
 
-    /// Σ requests of the counted pods, column-major (`d * n_nodes + node`).
+    /// Σ requests of the counted pods, row-major (`node * dims + d`; read with [`State::at`]).
     #[inline]
     pub fn requested(&self) -> &[i64] {
         self.requested
@@ -128,7 +128,7 @@ impl<'a> NodeView<'a> {
     }
 
     fn change(&mut self, s: &State<'_>, t: TaskIdx, n: NodeIdx, sign: i64) {
-        let (len, dims) = (s.nodes.len, s.dims);
+        let dims = s.dims;
         let spec = &s.tasks.rec[t.ix()].spec;
         let i = n.ix();
         self.pods[i] = if sign > 0 { self.pods[i].saturating_add(1) } else { self.pods[i].saturating_sub(1) };
@@ -136,7 +136,7 @@ impl<'a> NodeView<'a> {
         self.nonzero_mem[i] = self.nonzero_mem[i].saturating_add(sign * spec.nonzero_memory_bytes);
         for (d, &r) in s.tasks.req(t, dims).iter().enumerate() {
             if r != 0 {
-                let x = &mut self.requested[d * len + i];
+                let x = &mut self.requested[i * dims + d];
                 *x = x.saturating_add(sign * r);
             }
         }

@@ -282,7 +282,7 @@ impl Layout {
             let row = self.node_row.get(id.0 as usize).copied().unwrap_or(NONE);
             let (true, Some(n)) = (row != NONE, cluster.node(id)) else { continue };
             for d in 0..self.dims {
-                self.allocatable[d * nn + row as usize] = n.allocatable.get(d);
+                self.allocatable[row as usize * self.dims + d] = n.allocatable.get(d);
             }
         }
         self.total = total(&self.allocatable, self.dims, nn);
