@@ -514,8 +514,7 @@ mod tests {
     fn orders_and_hashes_as_the_same_btreemap() {
         let a: VecMap<String, String> = [("k".to_string(), "1".to_string()), ("a".into(), "2".into())].into();
         let b: VecMap<String, String> = [("k".to_string(), "2".to_string())].into();
-        let (ba, bb): (BTreeMap<_, _>, BTreeMap<_, _>) =
-            (a.clone().into_iter().collect(), b.clone().into_iter().collect());
+        let (ba, bb): (BTreeMap<_, _>, BTreeMap<_, _>) = (a.clone().into_iter().collect(), b.clone().into_iter().collect());
         assert_eq!(a.cmp(&b), ba.cmp(&bb));
         assert_eq!(b.cmp(&a), bb.cmp(&ba));
         let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();

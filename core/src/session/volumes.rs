@@ -14,9 +14,9 @@
 //! It refuses I/O; PV node-affinity masks are computed at open for the constraints pending
 //! pods' bound claims name, so the per-node check of a bound claim is one bit.
 
-use crate::model::Labels;
 use crate::cluster::Cluster;
 use crate::kernels::masked_max::NodeMask;
+use crate::model::Labels;
 use crate::model::{
     AccessMode, LabelSelector, NodeSelectorTerm, PersistentVolumeSpec, Requirement, SelectorOp, StorageClassSpec, VolumeBinding,
     VolumeBindingMode, NO_PROVISIONER, ZONE_LABELS,
@@ -487,13 +487,7 @@ impl Volumes {
     }
 
     /// The mask of nodes passing `f` (memoized by `key`).
-    fn mask(
-        &mut self,
-        s: &State<'_>,
-        index: &mut HashMap<String, u32>,
-        key: &str,
-        f: impl Fn(&Labels, &str) -> bool,
-    ) -> u32 {
+    fn mask(&mut self, s: &State<'_>, index: &mut HashMap<String, u32>, key: &str, f: impl Fn(&Labels, &str) -> bool) -> u32 {
         if let Some(&m) = index.get(key) {
             return m;
         }

@@ -199,11 +199,7 @@ fn start_ms(pod: &k8s::Pod) -> i64 {
 /// The `volcano.sh/cooldown-time` label, else annotation, in ms. A value that is not a Go
 /// duration disables the protection, as in Volcano, and is reported as a warning naming the pod
 /// and the field (the pod itself is kept).
-fn cooldown_ms(
-    key: &str,
-    labels: &Labels,
-    annotations: &std::collections::BTreeMap<String, String>,
-) -> Option<i64> {
+fn cooldown_ms(key: &str, labels: &Labels, annotations: &std::collections::BTreeMap<String, String>) -> Option<i64> {
     let (field, v) = match labels.get(COOLDOWN_TIME_KEY) {
         Some(v) => ("metadata.labels", v),
         None => ("metadata.annotations", annotations.get(COOLDOWN_TIME_KEY)?),
