@@ -21,11 +21,13 @@ pub mod kernels;
 pub mod limits;
 pub mod model;
 pub mod plugins;
+pub mod rare;
 pub mod resource;
 pub mod rng;
 pub mod scheduler;
 pub mod select;
 pub mod session;
+pub mod vec_map;
 #[cfg(any(test, feature = "testkit"))]
 pub mod workload;
 #[cfg(any(test, feature = "testkit"))]

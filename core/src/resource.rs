@@ -10,7 +10,6 @@
 //! equality, so `l <= r` is exact here.
 
 use crate::limits::MAX_RESOURCE_DIMS;
-use std::collections::BTreeMap;
 
 /// Dimension of CPU, in millicores.
 pub const CPU: usize = 0;
@@ -19,8 +18,9 @@ pub const MEMORY: usize = 1;
 /// Dimension of the `pods` count (whole pods); ignored by [`Resource::is_empty`].
 pub const PODS: usize = 2;
 
-/// A resource list by name as the runtime hands it over: name → amount in the units above.
-pub type ResourceList = BTreeMap<String, i64>;
+/// A resource list by name as the runtime hands it over: name → amount in the units above,
+/// sorted by name (a [`crate::vec_map::VecMap`]).
+pub type ResourceList = crate::vec_map::VecMap<String, i64>;
 
 /// How a dimension missing on the right-hand side compares (Volcano's `DimensionDefaultValue`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -99,16 +99,26 @@ fn res(cpu_milli: i64, mem: i64, pods: i64) -> ResourceList {
 }
 
 /// Generates the deltas of `spec`: queues, nodes, PodGroups (phase Inqueue) and pending pods
-/// (and the HyperNodes of the topology variants).
+/// (and the HyperNodes of the topology variants). All of them at once; [`generate_into`] hands
+/// them out one by one.
 pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
+    let mut out = Vec::with_capacity(spec.nodes + spec.pods + spec.pods / spec.gang.max(1) + spec.queues);
+    generate_into(spec, |d| out.push(d));
+    out
+}
+
+/// The deltas of [`generate`], in the same order, handed to `emit` one at a time as they are
+/// made, so that a caller which applies them at once never holds the whole workload (at
+/// 1,000,000 pods the list alone was about a gigabyte).
+pub fn generate_into(spec: &WorkloadSpec, mut emit: impl FnMut(Delta)) {
     if spec.variant == Variant::SubGroups {
-        return crate::workload_topology::sub_groups(spec.nodes, spec.pods);
+        crate::workload_topology::sub_groups(spec.nodes, spec.pods).into_iter().for_each(emit);
+        return;
     }
     let mut rng = SeededRng::new(spec.seed);
-    let mut out = Vec::with_capacity(spec.nodes + spec.pods + spec.pods / spec.gang.max(1) + spec.queues);
     let queues = spec.queues.max(1);
     for q in 0..queues {
-        out.push(Delta::Queue(QueueSpec { name: format!("q{q}"), weight: 1, reclaimable: true, ..Default::default() }));
+        emit(Delta::Queue(QueueSpec { name: format!("q{q}"), weight: 1, reclaimable: true, ..Default::default() }));
     }
     const GIB: i64 = 1 << 30;
     for n in 0..spec.nodes {
@@ -119,7 +129,7 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
         if spec.variant == Variant::Taints && n % 4 == 0 {
             taints.push(Taint { key: "dedicated".into(), value: "batch".into(), effect: TaintEffect::NoSchedule });
         }
-        out.push(Delta::Node(NodeSpec {
+        emit(Delta::Node(NodeSpec {
             name: format!("node-{n:05}"),
             labels,
             taints,
@@ -134,36 +144,37 @@ pub fn generate(spec: &WorkloadSpec) -> Vec<Delta> {
     let mut made = 0;
     for j in 0..jobs {
         let size = gang.min(spec.pods - made);
-        push_job(&mut out, &mut rng, spec, j, &format!("job-{j:06}"), size);
+        push_job(&mut emit, &mut rng, spec, j, &format!("job-{j:06}"), size);
         made += size;
     }
     if spec.variant == Variant::Topology {
-        out.extend(crate::workload_topology::tree(spec.nodes, &TOPOLOGY_FANOUT, |n| format!("node-{n:05}")));
+        crate::workload_topology::tree(spec.nodes, &TOPOLOGY_FANOUT, |n| format!("node-{n:05}")).into_iter().for_each(emit);
     }
-    out
 }
 
 /// `deltas` without their network topology: no HyperNode, no PodGroup `networkTopology` or
 /// `subGroupPolicy` (the plain cycle a topology bench is compared with).
 pub fn without_topology(deltas: &[Delta]) -> Vec<Delta> {
-    deltas
-        .iter()
-        .filter(|d| !matches!(d, Delta::HyperNode(_)))
-        .map(|d| match d {
-            Delta::PodGroup(g) => {
-                let mut g = g.clone();
-                g.network_topology = None;
-                g.sub_group_policy.clear();
-                Delta::PodGroup(g)
-            }
-            d => d.clone(),
-        })
-        .collect()
+    deltas.iter().filter_map(|d| strip_topology(d.clone())).collect()
+}
+
+/// One delta of [`without_topology`]: `None` for a HyperNode, a PodGroup without
+/// `networkTopology` and `subGroupPolicy`, any other delta as it is.
+pub fn strip_topology(d: Delta) -> Option<Delta> {
+    match d {
+        Delta::HyperNode(_) => None,
+        Delta::PodGroup(mut g) => {
+            g.network_topology = None;
+            g.sub_group_policy.clear();
+            Some(Delta::PodGroup(g))
+        }
+        d => Some(d),
+    }
 }
 
 /// Appends gang job number `j` (a PodGroup of minMember `size`, phase Inqueue, and its `size`
 /// pending pods) named `name` to `out`.
-fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: usize, name: &str, size: usize) {
+fn push_job(out: &mut impl FnMut(Delta), rng: &mut SeededRng, spec: &WorkloadSpec, j: usize, name: &str, size: usize) {
     const GIB: i64 = 1 << 30;
     let queues = spec.queues.max(1);
     let ns = format!("ns{}", j % 16);
@@ -172,7 +183,7 @@ fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: u
         highest_tier_allowed: Some(1),
         highest_tier_name: String::new(),
     });
-    out.push(Delta::PodGroup(PodGroupSpec {
+    out(Delta::PodGroup(PodGroupSpec {
         namespace: ns.clone(),
         name: name.to_string(),
         uid: format!("{ns}/{name}"),
@@ -228,7 +239,7 @@ fn push_job(out: &mut Vec<Delta>, rng: &mut SeededRng, spec: &WorkloadSpec, j: u
             }
             _ => {}
         }
-        out.push(Delta::Pod(p));
+        out(Delta::Pod(p));
     }
 }
 
@@ -330,7 +341,7 @@ impl Churn {
             let j = self.next_job;
             self.next_job += 1;
             let name = format!("churn-{j:07}");
-            push_job(&mut out, &mut self.rng, &self.spec, j, &name, gang);
+            push_job(&mut |d| out.push(d), &mut self.rng, &self.spec, j, &name, gang);
             self.jobs.push_back((format!("ns{}", j % 16), name));
             created += gang;
         }

@@ -41,7 +41,7 @@ fn pod(name: &str, node: &str, gpu: PodGpu) -> Delta {
         node_name: node.into(),
         phase: if node.is_empty() { PodPhase::Pending } else { PodPhase::Running },
         resreq: req,
-        gpu,
+        gpu: gpu.into(),
         ..Default::default()
     })
 }

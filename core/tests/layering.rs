@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// layers and those listed before it in its own layer, so no two modules can name each other
 /// (no circle, even inside a layer).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("base", &["limits", "rng"]),
+    ("base", &["limits", "rng", "vec_map", "rare"]),
     ("data", &["resource", "intern"]),
     ("model", &["model", "conf", "kernels"]),
     ("cluster", &["cluster"]),

@@ -38,7 +38,7 @@ fn shape() -> impl Strategy<Value = Shape> {
         .prop_map(|(victims, nodes, running, pending)| Shape { victims, nodes, running, pending })
 }
 
-fn list(cpu_milli: i64, mem: i64) -> BTreeMap<String, i64> {
+fn list(cpu_milli: i64, mem: i64) -> basalt_core::resource::ResourceList {
     [("cpu".to_string(), cpu_milli), ("memory".to_string(), mem)].into()
 }
 
@@ -50,8 +50,8 @@ fn build(sh: &Shape) -> (Cluster, BTreeMap<String, (usize, i64)>) {
         name,
         weight: w,
         reclaimable: true,
-        guarantee: if g > 0 { list(g * 1000, 0) } else { BTreeMap::new() },
-        deserved: if d > 0 { list(d * 1000, 0) } else { BTreeMap::new() },
+        guarantee: if g > 0 { list(g * 1000, 0) } else { Default::default() },
+        deserved: if d > 0 { list(d * 1000, 0) } else { Default::default() },
         ..Default::default()
     };
     c.apply(Delta::Queue(q("reclaimer".into(), 0, 16, 2))).unwrap();

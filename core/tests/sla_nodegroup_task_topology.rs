@@ -21,7 +21,7 @@ fn res(cpu_milli: i64) -> ResourceList {
 fn node(c: &mut Cluster, name: &str, cpu: i64, group: Option<&str>) {
     let alloc: ResourceList =
         [("cpu".to_string(), cpu * 1000), ("memory".to_string(), 64 << 30), ("pods".to_string(), 110)].into_iter().collect();
-    let mut labels = std::collections::BTreeMap::new();
+    let mut labels = basalt_core::model::Labels::new();
     if let Some(g) = group {
         labels.insert("volcano.sh/nodegroup-name".to_string(), g.to_string());
     }

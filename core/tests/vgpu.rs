@@ -40,7 +40,8 @@ fn pod(name: &str, node: &str, memory: u64, cores: u32, held: &str) -> Delta {
             requests: vec![VgpuRequest { number: 1, memory, mem_percentage: 101, cores }],
             held: decode_pod_devices(held).unwrap(),
             ..Default::default()
-        },
+        }
+        .into(),
         ..Default::default()
     })
 }

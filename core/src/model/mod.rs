@@ -24,3 +24,5 @@ pub use quota::*;
 pub use shard::*;
 pub use vgpu::*;
 pub use volume::*;
+
+crate::rare_default!(Affinity, PodGpu, PodVgpu);

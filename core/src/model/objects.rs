@@ -1,8 +1,9 @@
 use super::affinity::{Affinity, Toleration, TopologySpreadConstraint};
 use crate::resource::ResourceList;
 
-/// Labels or annotations: key → value, sorted.
-pub type Labels = std::collections::BTreeMap<String, String>;
+/// Labels or annotations: key → value, sorted (a [`crate::vec_map::VecMap`]: a few entries
+/// each, held as one sorted slice).
+pub type Labels = crate::vec_map::VecMap<String, String>;
 
 /// A Kubernetes Node (`v1.Node`) as the scheduler needs it.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -139,8 +140,8 @@ pub struct PodSpec {
     pub nonzero_memory_bytes: i64,
     /// `spec.nodeSelector`.
     pub node_selector: Labels,
-    /// `spec.affinity`.
-    pub affinity: Affinity,
+    /// `spec.affinity` (held boxed only when set: see [`crate::rare::Rare`]).
+    pub affinity: crate::rare::Rare<Affinity>,
     /// `spec.tolerations`.
     pub tolerations: Vec<Toleration>,
     /// Host ports of all containers.
@@ -169,12 +170,14 @@ pub struct PodSpec {
     pub resource_claims: Vec<String>,
     /// GPU share: memory and whole cards asked for (container limits), cards held
     /// (`volcano.sh/gpu-index`).
+    /// Held boxed only when set, as `vgpu`.
     #[serde(default)]
-    pub gpu: super::device::PodGpu,
+    pub gpu: crate::rare::Rare<super::device::PodGpu>,
     /// vGPU: per container the cards, memory and cores asked for, the card filters, the cards
     /// held (`volcano.sh/vgpu-ids-new`). Recorded from format 3 on, as [`NodeSpec::devices`].
+    /// Held boxed only when set ([`crate::rare::Rare`]: most pods ask no card).
     #[serde(default)]
-    pub vgpu: super::vgpu::PodVgpu,
+    pub vgpu: crate::rare::Rare<super::vgpu::PodVgpu>,
     /// `spec.schedulingGates` is exactly one gate, Volcano's [`QUEUE_ALLOCATION_GATE`] (Volcano
     /// `HasOnlyVolcanoSchedulingGate`): such a pod is considered by allocate's queue check even
     /// though it is gated (feature gate `SchedulingGatesQueueAdmission`). Recorded from format
@@ -198,8 +201,8 @@ impl PodSpec {
     pub fn bound(&self, node: &str, annotations: &Labels) -> PodSpec {
         let mut spec = self.clone();
         spec.node_name = node.to_string();
-        spec.gpu.apply_annotations(annotations);
-        spec.vgpu.apply_annotations(annotations);
+        spec.gpu.modify(|g| g.apply_annotations(annotations));
+        spec.vgpu.modify(|v| v.apply_annotations(annotations));
         spec
     }
 }

@@ -16,6 +16,7 @@
 
 use crate::cluster::Cluster;
 use crate::kernels::masked_max::NodeMask;
+use crate::model::Labels;
 use crate::model::{
     AccessMode, LabelSelector, NodeSelectorTerm, PersistentVolumeSpec, Requirement, SelectorOp, StorageClassSpec, VolumeBinding,
     VolumeBindingMode, NO_PROVISIONER, ZONE_LABELS,
@@ -71,7 +72,7 @@ struct PvRow {
     capacity_bytes: i64,
     access: Vec<AccessMode>,
     block: bool,
-    labels: BTreeMap<String, String>,
+    labels: Labels,
     node_affinity: Option<Vec<NodeSelectorTerm>>,
     /// `claimRef` namespace/name.
     claim_ref: Option<(String, String)>,
@@ -135,7 +136,7 @@ pub struct Volumes {
     nodes: usize,
 }
 
-fn label_req_ok(r: &Requirement, labels: &BTreeMap<String, String>) -> bool {
+fn label_req_ok(r: &Requirement, labels: &Labels) -> bool {
     let v = labels.get(&r.key);
     match r.op {
         SelectorOp::In => v.is_some_and(|v| r.values.contains(v)),
@@ -157,27 +158,27 @@ fn label_req_ok(r: &Requirement, labels: &BTreeMap<String, String>) -> bool {
     }
 }
 
-fn selector_ok(s: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+fn selector_ok(s: &LabelSelector, labels: &Labels) -> bool {
     s.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v)) && s.match_expressions.iter().all(|r| label_req_ok(r, labels))
 }
 
 /// kube's `NodeSelectorTerm` match on node labels and name (an empty term matches nothing).
-fn term_ok(t: &NodeSelectorTerm, labels: &BTreeMap<String, String>, name: &str) -> bool {
+fn term_ok(t: &NodeSelectorTerm, labels: &Labels, name: &str) -> bool {
     if t.match_expressions.is_empty() && t.match_fields.is_empty() {
         return false;
     }
-    let mut name_labels = BTreeMap::new();
+    let mut name_labels = Labels::new();
     name_labels.insert("metadata.name".to_string(), name.to_string());
     t.match_expressions.iter().all(|r| label_req_ok(r, labels)) && t.match_fields.iter().all(|r| label_req_ok(r, &name_labels))
 }
 
-fn affinity_ok(terms: &Option<Vec<NodeSelectorTerm>>, labels: &BTreeMap<String, String>, name: &str) -> bool {
+fn affinity_ok(terms: &Option<Vec<NodeSelectorTerm>>, labels: &Labels, name: &str) -> bool {
     terms.as_ref().is_none_or(|ts| ts.iter().any(|t| term_ok(t, labels, name)))
 }
 
 /// VolumeZone (v1.20): a node without any zone label passes; otherwise every zone label of the
 /// PV must be on the node with a value in the PV's `__`-separated set.
-fn zone_ok(pv_labels: &BTreeMap<String, String>, node_labels: &BTreeMap<String, String>) -> bool {
+fn zone_ok(pv_labels: &Labels, node_labels: &Labels) -> bool {
     if !ZONE_LABELS.iter().any(|k| node_labels.contains_key(*k)) {
         return true;
     }
@@ -350,7 +351,7 @@ impl Volumes {
                                     Some(&m) => m,
                                     None => {
                                         let labels = &v.pvs[r as usize].labels;
-                                        let zl: BTreeMap<String, String> = ZONE_LABELS
+                                        let zl: Labels = ZONE_LABELS
                                             .iter()
                                             .filter_map(|k| labels.get(*k).map(|x| (k.to_string(), x.clone())))
                                             .collect();
@@ -486,13 +487,7 @@ impl Volumes {
     }
 
     /// The mask of nodes passing `f` (memoized by `key`).
-    fn mask(
-        &mut self,
-        s: &State<'_>,
-        index: &mut HashMap<String, u32>,
-        key: &str,
-        f: impl Fn(&BTreeMap<String, String>, &str) -> bool,
-    ) -> u32 {
+    fn mask(&mut self, s: &State<'_>, index: &mut HashMap<String, u32>, key: &str, f: impl Fn(&Labels, &str) -> bool) -> u32 {
         if let Some(&m) = index.get(key) {
             return m;
         }

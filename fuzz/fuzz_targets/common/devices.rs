@@ -210,8 +210,8 @@ fn deltas(input: &DevInput) -> Vec<Delta> {
             nonzero_cpu_milli: 500,
             nonzero_memory_bytes: 1 << 30,
             resreq,
-            gpu,
-            vgpu,
+            gpu: gpu.into(),
+            vgpu: vgpu.into(),
             preemptable: true,
             ..Default::default()
         }));

@@ -167,10 +167,10 @@ fn conf_text(family: EvictFamily, input: &EvictInput) -> String {
     }
 }
 
-fn cpu(v: u8, total: i64) -> BTreeMap<String, i64> {
+fn cpu(v: u8, total: i64) -> basalt_core::resource::ResourceList {
     let v = (v % 9) as i64;
     if v == 0 {
-        BTreeMap::new()
+        Default::default()
     } else {
         [("cpu".to_string(), v * total / 8)].into()
     }

@@ -161,7 +161,7 @@ fn every_pending_pod_answered(c: &Cluster, b: &Before, d: &Decisions) {
     assert_eq!(skipped, b.skipped, "skipped PodGroups are not exactly those without a queue");
 }
 
-fn matches(r: &Requirement, labels: &BTreeMap<String, String>) -> bool {
+fn matches(r: &Requirement, labels: &basalt_core::model::Labels) -> bool {
     let v = labels.get(&r.key);
     let int = |s: &str| s.parse::<i64>().ok();
     match r.op {

@@ -294,7 +294,7 @@ fn pod(i: usize, p: &PodIn, groups: &[PodGroupSpec], nodes: usize) -> PodSpec {
             .take(2)
             .map(|&(k, v)| (pick(LABEL_KEYS, k).into(), pick(LABEL_VALUES, v).into()))
             .collect(),
-        affinity: p.affinity.as_deref().map(affinity).unwrap_or_default(),
+        affinity: p.affinity.as_deref().map(affinity).unwrap_or_default().into(),
         tolerations,
         host_ports: p
             .ports

@@ -74,7 +74,7 @@ pub(crate) fn label_selector(obj: ObjRef<'_>, field: &str, s: &meta::LabelSelect
             requirement(obj, &format!("{field}.matchExpressions[{i}]"), &r.key, &r.operator, r.values.as_ref(), Grammar::Label)
         })
         .collect::<Result<_, _>>()?;
-    Ok(LabelSelector { match_labels: s.match_labels.clone().unwrap_or_default(), match_expressions })
+    Ok(LabelSelector { match_labels: s.match_labels.clone().unwrap_or_default().into(), match_expressions })
 }
 
 pub(crate) fn node_selector_term(

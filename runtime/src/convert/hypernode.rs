@@ -56,7 +56,7 @@ pub fn convert_hyper_node(hn: &crd::HyperNode) -> Result<HyperNodeSpec, ConvertE
             if labels.is_empty() {
                 return Err(obj.error(format!("{field}.labelMatch.matchLabels"), "required"));
             }
-            chosen.push(MemberSelector::Labels(labels));
+            chosen.push(MemberSelector::Labels(labels.into()));
         }
         let selector = match chosen.len() {
             1 => chosen.remove(0),

@@ -42,7 +42,7 @@ pub fn convert_node(node: &k8s::Node) -> Result<NodeSpec, ConvertError> {
         Some(c) => c.iter().any(|c| c.type_ == "Ready" && c.status == "True"),
     };
     Ok(NodeSpec {
-        labels: node.metadata.labels.clone().unwrap_or_default(),
+        labels: node.metadata.labels.clone().unwrap_or_default().into(),
         taints,
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
         allocatable,

@@ -18,7 +18,7 @@
 use super::affinity;
 use super::resources::{resource_list, K8sResourceList};
 use super::{creation_ms, namespace, preemptable, required_name, ConvertError, ObjRef};
-use basalt_core::model::{HostPort, PodPhase, PodSpec};
+use basalt_core::model::{HostPort, Labels, PodPhase, PodSpec};
 use basalt_core::resource::ResourceList;
 use k8s_openapi::api::core::v1 as k8s;
 
@@ -199,11 +199,7 @@ fn start_ms(pod: &k8s::Pod) -> i64 {
 /// The `volcano.sh/cooldown-time` label, else annotation, in ms. A value that is not a Go
 /// duration disables the protection, as in Volcano, and is reported as a warning naming the pod
 /// and the field (the pod itself is kept).
-fn cooldown_ms(
-    key: &str,
-    labels: &std::collections::BTreeMap<String, String>,
-    annotations: &std::collections::BTreeMap<String, String>,
-) -> Option<i64> {
+fn cooldown_ms(key: &str, labels: &Labels, annotations: &std::collections::BTreeMap<String, String>) -> Option<i64> {
     let (field, v) = match labels.get(COOLDOWN_TIME_KEY) {
         Some(v) => ("metadata.labels", v),
         None => ("metadata.annotations", annotations.get(COOLDOWN_TIME_KEY)?),
@@ -232,7 +228,7 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
     let default_spec = k8s::PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&default_spec);
     let annotations = meta.annotations.clone().unwrap_or_default();
-    let labels = meta.labels.clone().unwrap_or_default();
+    let labels: Labels = meta.labels.clone().unwrap_or_default().into();
 
     let folded = fold_requests(obj, spec)?;
     let mut priority = spec.priority;
@@ -262,8 +258,8 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         resreq: folded.resreq,
         nonzero_cpu_milli: folded.nonzero_cpu_milli,
         nonzero_memory_bytes: folded.nonzero_memory_bytes,
-        node_selector: spec.node_selector.clone().unwrap_or_default(),
-        affinity: spec.affinity.as_ref().map(|a| affinity::affinity(obj, a)).transpose()?.unwrap_or_default(),
+        node_selector: spec.node_selector.clone().unwrap_or_default().into(),
+        affinity: spec.affinity.as_ref().map(|a| affinity::affinity(obj, a)).transpose()?.unwrap_or_default().into(),
         tolerations: affinity::tolerations(obj, &spec.tolerations)?,
         host_ports: host_ports(&spec.containers, inits),
         topology_spread: affinity::topology_spread(obj, &spec.topology_spread_constraints)?,
@@ -278,8 +274,8 @@ pub fn convert_pod(pod: &k8s::Pod) -> Result<PodSpec, ConvertError> {
         images,
         volume_claims: super::volume::pod_volume_claims(&name, spec),
         resource_claims: spec.resource_claims.iter().flatten().map(|c| c.name.clone()).collect(),
-        gpu: super::device::pod_gpu(&key, spec, &annotations),
-        vgpu: super::vgpu::pod_vgpu(&key, spec, &annotations),
+        gpu: super::device::pod_gpu(&key, spec, &annotations).into(),
+        vgpu: super::vgpu::pod_vgpu(&key, spec, &annotations).into(),
         volcano_gate_only: spec
             .scheduling_gates
             .as_deref()

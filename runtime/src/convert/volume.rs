@@ -101,7 +101,7 @@ pub fn convert_persistent_volume(v: &k8s::PersistentVolume) -> Result<Persistent
         Some(other) => return Err(obj.error("status.phase", format!("unknown phase {other:?}"))),
     };
     Ok(PersistentVolumeSpec {
-        labels: meta.labels.clone().unwrap_or_default(),
+        labels: meta.labels.clone().unwrap_or_default().into(),
         deleting: meta.deletion_timestamp.is_some(),
         storage_class_name: spec.storage_class_name.clone().unwrap_or_default(),
         capacity_bytes: storage_bytes(obj, "spec.capacity.storage", spec.capacity.as_ref())?,

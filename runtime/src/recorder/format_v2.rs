@@ -15,6 +15,7 @@ use super::format::{CycleRecord, Header, Record, TopologyRecord};
 use super::named::{DecisionsDiff, GroupEvent, GroupStatus, MapDiff, ObjKey};
 use basalt_core::cluster::Delta;
 use basalt_core::model::*;
+use basalt_core::rare::Rare;
 use basalt_core::resource::ResourceList;
 use serde::Deserialize;
 
@@ -60,7 +61,7 @@ struct PodSpecV2 {
     nonzero_cpu_milli: i64,
     nonzero_memory_bytes: i64,
     node_selector: Labels,
-    affinity: Affinity,
+    affinity: Rare<Affinity>,
     tolerations: Vec<Toleration>,
     host_ports: Vec<HostPort>,
     topology_spread: Vec<TopologySpreadConstraint>,
@@ -71,9 +72,9 @@ struct PodSpecV2 {
     images: Vec<String>,
     volume_claims: Vec<PodVolumeClaim>,
     resource_claims: Vec<String>,
-    gpu: PodGpu,
+    gpu: Rare<PodGpu>,
     #[serde(skip)]
-    vgpu: PodVgpu,
+    vgpu: Rare<PodVgpu>,
     #[serde(skip)]
     volcano_gate_only: bool,
     #[serde(skip)]

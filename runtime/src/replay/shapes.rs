@@ -193,7 +193,7 @@ pub fn pod_spec(
         nonzero_cpu_milli: shape.cpu_milli,
         nonzero_memory_bytes: shape.memory_mib.saturating_mul(MIB),
         resreq: req,
-        affinity,
+        affinity: affinity.into(),
         preemptable: true,
         ..Default::default()
     }

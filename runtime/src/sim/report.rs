@@ -186,7 +186,11 @@ impl CycleReport {
             binds: d
                 .binds
                 .iter()
-                .map(|b| PodNode { pod: pod_name(c, b.pod), node: node_name(c, b.node), annotations: b.annotations.clone() })
+                .map(|b| PodNode {
+                    pod: pod_name(c, b.pod),
+                    node: node_name(c, b.node),
+                    annotations: b.annotations.clone().into_iter().collect(),
+                })
                 .collect(),
             evictions: d.evictions.iter().map(|e| EvictionReport { pod: pod_name(c, e.pod), reason: e.reason.clone() }).collect(),
             pipelined: d
@@ -221,7 +225,11 @@ impl CycleReport {
                 .iter()
                 .map(|u| UnschedulableReport { pod: pod_name(c, u.pod), reason: u.reason.clone(), message: u.message.clone() })
                 .collect(),
-            queues: d.queues.iter().map(|q| QueueReport { queue: q.name.clone(), allocated: q.allocated.clone() }).collect(),
+            queues: d
+                .queues
+                .iter()
+                .map(|q| QueueReport { queue: q.name.clone(), allocated: q.allocated.clone().into_iter().collect() })
+                .collect(),
             events: d
                 .events
                 .iter()
