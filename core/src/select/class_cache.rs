@@ -12,11 +12,13 @@
 //! exactly the feasible leaves between the start and that node (wrapping past the last node).
 //! One walk down the tree's non-zero counts finds that node and the entries covering the
 //! window, whose maxima give the best candidate, in O(ARITY · log n) per task; the start then
-//! moves past the window as the plain scan's does. Under sampling the class trees are lazy
-//! ([`MaxTree::set_lazy`]): a changed node only marks the entries above its leaf stale, and a
-//! window fixes the stale entries it reads. The changed nodes are the picks', which fall behind
-//! the moving start, so their updates gather until the scan comes round again and each stale
-//! entry is recomputed once instead of once per update below it.
+//! moves past the window as the plain scan's does. The class trees are always lazy
+//! ([`MaxTree::set_lazy`]): a changed node only marks the entries above its leaf stale. Under
+//! sampling a window fixes the stale entries it reads; the changed nodes are the picks', which
+//! fall behind the moving start, so their updates gather until the scan comes round again and
+//! each stale entry is recomputed once instead of once per update below it. A full scan reads
+//! the tree's kept holders of its maximum ([`MaxTree::top`]), which clean the tree only when
+//! their last holder changes.
 //!
 //! The result is exactly the plain scan's (`select::nodes`), which the tests check: the same
 //! predicate and score functions run, only fewer times. Leaves are computed without inter-pod

@@ -132,15 +132,7 @@ async fn controller_waits_out_retry_after() -> support::Result<()> {
     let log = controller.log_text();
     assert!(!log.contains("retry limit reached") && !log.contains("terminating the job"), "{}", log_tail(&log, 30));
 
-    let refused: Vec<String> = rig
-        .server
-        .audit()?
-        .by_user(CONTROLLER_USER)
-        .events()
-        .iter()
-        .filter(|e| e.code == 403)
-        .map(|e| e.request_uri.clone())
-        .collect();
+    let refused = rig.server.audit()?.by_user(CONTROLLER_USER).refused();
     assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
     let tail = log_tail(&controller.log_text(), 30);
     assert_eq!(controller.terminate(), Some(0), "controller log:\n{tail}");

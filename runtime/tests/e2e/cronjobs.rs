@@ -169,14 +169,7 @@ async fn cronjobs_make_jobs_each_minute_with_policies_and_history_limits() -> su
         "the Warning names the schedule: {bad:?}"
     );
 
-    let refused: Vec<String> = server
-        .audit()?
-        .by_user(CONTROLLER_USER)
-        .events()
-        .iter()
-        .filter(|e| e.code == 403)
-        .map(|e| format!("{} {}", e.verb, e.request_uri))
-        .collect();
+    let refused = server.audit()?.by_user(CONTROLLER_USER).refused();
     assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
     let log = controller.log_text();
     assert_eq!(controller.terminate(), Some(0), "controller log:\n{log}");

@@ -159,15 +159,7 @@ async fn sharding_controller_writes_disjoint_shards_that_a_hard_scheduler_keeps_
     rig.assert_bound_once(&names).await?;
     rig.assert_running();
 
-    let refused: Vec<String> = rig
-        .server
-        .audit()?
-        .by_user(CONTROLLER_USER)
-        .events()
-        .iter()
-        .filter(|e| e.code == 403)
-        .map(|e| format!("{} {}", e.verb, e.request_uri))
-        .collect();
+    let refused = rig.server.audit()?.by_user(CONTROLLER_USER).refused();
     assert!(refused.is_empty(), "requests outside deploy/controller.yaml's ClusterRole: {refused:?}");
     let log = log_tail(&controller.log_text(), 30);
     assert_eq!(controller.terminate(), Some(0), "controller log:\n{log}");

@@ -502,14 +502,7 @@ async fn webhook_manager_admits_as_volcano_does() -> support::Result<()> {
     )?;
     assert_eq!(queues.create(&pp, &q).await?.spec.reclaimable, Some(true), "admitted and mutated with the new certificate");
 
-    let refused: Vec<String> = server
-        .audit()?
-        .by_user(ADMISSION_USER)
-        .events()
-        .iter()
-        .filter(|e| e.code == 403)
-        .map(|e| format!("{} {}", e.verb, e.request_uri))
-        .collect();
+    let refused = server.audit()?.by_user(ADMISSION_USER).refused();
     assert!(refused.is_empty(), "requests outside deploy/admission.yaml's ClusterRole: {refused:?}");
 
     // The manager down: failurePolicy Fail refuses, Ignore admits without the mutation.

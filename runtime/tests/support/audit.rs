@@ -209,6 +209,12 @@ impl AuditLog {
         AuditLog { events: self.events.iter().filter(|e| keep(e)).cloned().collect() }
     }
 
+    /// The requests the server refused with 403 Forbidden, as `"<verb> <request URI>"`, in log
+    /// order: what a component asked for outside its RBAC role.
+    pub fn refused(&self) -> Vec<String> {
+        self.events.iter().filter(|e| e.code == 403).map(|e| format!("{} {}", e.verb, e.request_uri)).collect()
+    }
+
     /// Binding requests per pod, keyed `(namespace, pod name)`.
     pub fn binding_counts(&self) -> BTreeMap<(String, String), BindingCounts> {
         let mut counts: BTreeMap<(String, String), BindingCounts> = BTreeMap::new();
