@@ -40,13 +40,44 @@ struct Level {
     count: Vec<u32>,
     nonzero: Vec<u32>,
     /// Entries whose summary is stale (lazy mode, [`MaxTree::set_lazy`]); a dirty entry's
-    /// ancestors are dirty too.
-    dirty: Vec<bool>,
+    /// ancestors are dirty too. One bit per entry: every leaf change of every class reads its
+    /// bottom entry's flag, and at 100,000 nodes 16 classes' byte flags (200 KB) kept falling
+    /// out of the cache where their bits stay in it.
+    dirty: Flags,
+}
+
+/// A fixed-length set of flags, one bit each.
+#[derive(Clone, Debug, Default)]
+struct Flags(Vec<u64>);
+
+impl Flags {
+    fn new(len: usize) -> Self {
+        Flags(vec![0; len.div_ceil(64)])
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> bool {
+        self.0[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    #[inline]
+    fn unset(&mut self, i: usize) {
+        self.0[i / 64] &= !(1 << (i % 64));
+    }
+
+    fn clear(&mut self) {
+        self.0.iter_mut().for_each(|w| *w = 0);
+    }
 }
 
 impl Level {
     fn new(len: usize) -> Self {
-        Level { max: vec![0; len], count: vec![0; len], nonzero: vec![0; len], dirty: vec![false; len] }
+        Level { max: vec![0; len], count: vec![0; len], nonzero: vec![0; len], dirty: Flags::new(len) }
     }
 
     /// The (maximum, count, non-zero) over entries `g*ARITY .. (g+1)*ARITY`. Always inlined: a
@@ -184,7 +215,7 @@ impl MaxTree {
                 l.max.iter_mut().for_each(|x| *x = 0);
                 l.count.iter_mut().for_each(|x| *x = 0);
                 l.nonzero.iter_mut().for_each(|x| *x = 0);
-                l.dirty.iter_mut().for_each(|x| *x = false);
+                l.dirty.clear();
             }
         }
     }
@@ -222,6 +253,15 @@ impl MaxTree {
         std::hint::black_box(acc);
     }
 
+    /// Starts loading leaf `i` into the cache ([`crate::kernels::prefetch::line`]); nothing
+    /// when the tree has no leaf `i` (a class not built yet).
+    #[inline]
+    pub fn prefetch_leaf(&self, i: usize) {
+        if let Some(x) = self.leaves.get(i) {
+            crate::kernels::prefetch::line(x);
+        }
+    }
+
     /// The key of leaf `i`.
     #[inline]
     pub fn get(&self, i: usize) -> u128 {
@@ -243,7 +283,7 @@ impl MaxTree {
             }
         }
         for l in &mut self.levels {
-            l.dirty.iter_mut().for_each(|x| *x = false);
+            l.dirty.clear();
         }
     }
 
@@ -285,7 +325,7 @@ impl MaxTree {
 
     /// Fixes entry `g` of inner level `l` and the stale entries below it.
     fn clean(&mut self, l: usize, g: usize) {
-        if !self.levels[l].dirty[g] {
+        if !self.levels[l].dirty.get(g) {
             return;
         }
         let s = if l == 0 {
@@ -299,7 +339,7 @@ impl MaxTree {
             self.levels[l - 1].summarise(g)
         };
         self.levels[l].store(g, s);
-        self.levels[l].dirty[g] = false;
+        self.levels[l].dirty.unset(g);
     }
 
     /// Sets leaf `i` to `v` and fixes the levels above, stopping where nothing changes; in
@@ -318,10 +358,10 @@ impl MaxTree {
         let mut g = i / ARITY;
         if self.lazy {
             for l in &mut self.levels {
-                if l.dirty[g] {
+                if l.dirty.get(g) {
                     return;
                 }
-                l.dirty[g] = true;
+                l.dirty.set(g);
                 g /= ARITY;
             }
             return;

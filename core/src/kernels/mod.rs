@@ -5,3 +5,4 @@
 pub mod holders;
 pub mod masked_max;
 pub mod maxtree;
+pub mod prefetch;

@@ -158,6 +158,27 @@ impl<'a> State<'a> {
         2 * g - u8::from(!self.in_shard(n))
     }
 
+    /// Starts loading node `n`'s rows of every table a bind and the next leaf evaluations
+    /// read (the resource tables, its task list head, the node view) into the cache
+    /// ([`crate::kernels::prefetch::line`]), so that their misses overlap instead of coming one
+    /// by one as the bind's code reaches them. Changes nothing; call it when `n` is chosen,
+    /// before the bind.
+    pub fn warm_node(&self, n: NodeIdx) {
+        use crate::kernels::prefetch::line;
+        let (first, last) = (n.ix() * self.dims, (n.ix() + 1) * self.dims - 1);
+        for t in [&*self.nodes.idle, &*self.nodes.used, &*self.nodes.releasing, &*self.nodes.pipelined, self.nodes.allocatable] {
+            line(&t[first]);
+            line(&t[last]);
+        }
+        let v = &self.view;
+        line(&v.requested[first]);
+        line(&v.requested[last]);
+        line(&v.nonzero_cpu[n.ix()]);
+        line(&v.nonzero_mem[n.ix()]);
+        line(&v.pods[n.ix()]);
+        line(&self.nodes.head[n.ix()]);
+    }
+
     /// Whether `req ≤ idle(n)` in every dimension (Volcano `LessEqual(Idle, Zero)`).
     #[inline]
     pub fn fits_idle(&self, req: &[i64], n: NodeIdx) -> bool {
