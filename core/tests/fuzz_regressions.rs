@@ -200,12 +200,13 @@ fn regression_discard_after_saturated_pipeline() {
     let conf = SchedulerConf::default();
     let arena = bumpalo::Bump::new();
     let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
-    let before = ssn.state.nodes.pipelined().to_vec();
+    let pipelined = |s: &basalt_core::session::State<'_>| (0..s.dims).map(|d| s.pipelined(NodeIdx(0), d)).collect::<Vec<_>>();
+    let before = pipelined(&ssn.state);
     let mut st = ssn.statement();
     ssn.pipeline(&mut st, TaskIdx(0), NodeIdx(0));
     ssn.pipeline(&mut st, TaskIdx(1), NodeIdx(0));
     ssn.discard(st);
-    assert_eq!(ssn.state.nodes.pipelined().to_vec(), before, "discard restores the pipelined column");
+    assert_eq!(pipelined(&ssn.state), before, "discard restores the pipelined column");
 }
 
 /// Found by `session_overcommit_enqueue` (its Statement check), same cause as
@@ -231,11 +232,11 @@ fn regression_discard_after_saturated_nonzero_request() {
     let conf = SchedulerConf::default();
     let arena = bumpalo::Bump::new();
     let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
-    let before = ssn.state.view.nonzero_mem().to_vec();
+    let before = ssn.state.view.nonzero_mem(NodeIdx(0));
     let mut st = ssn.statement();
     assert!(ssn.allocate(&mut st, TaskIdx(0), NodeIdx(0)), "p-0 fits: it asks no memory");
     ssn.discard(st);
-    assert_eq!(ssn.state.view.nonzero_mem().to_vec(), before, "discard restores the requested memory used for scoring");
+    assert_eq!(ssn.state.view.nonzero_mem(NodeIdx(0)), before, "discard restores the requested memory used for scoring");
 }
 
 /// `pod` with one host port `ip:port` (TCP).

@@ -67,22 +67,22 @@ fn view_starts_with_releasing_pods_and_follows_the_predicates_event_handler() {
     let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &basalt_core::plugins::REGISTRY);
     let (running, releasing, pending) = (task(&ssn, "a-running"), task(&ssn, "b-releasing"), task(&ssn, "c-pending"));
     assert!(ssn.state.in_view(running) && ssn.state.in_view(releasing) && !ssn.state.in_view(pending));
-    assert_eq!(ssn.state.view.pods()[0], 2, "Releasing pods count at session open");
-    assert_eq!(ssn.state.at(ssn.state.view.requested(), NodeIdx(0), CPU), 2000);
+    assert_eq!(ssn.state.view.pods(NodeIdx(0)), 2, "Releasing pods count at session open");
+    assert_eq!(ssn.state.view.requested(NodeIdx(0))[CPU], 2000);
 
     // Pipeline: the pod joins the view once, with its request.
     let mut st = ssn.statement();
     ssn.pipeline(&mut st, pending, NodeIdx(0));
     assert!(ssn.state.in_view(pending));
-    assert_eq!((ssn.state.view.pods()[0], ssn.state.view.nonzero_cpu()[0]), (3, 3000));
+    assert_eq!((ssn.state.view.pods(NodeIdx(0)), ssn.state.view.nonzero_cpu(NodeIdx(0))), (3, 3000));
     // Evict: the evicted pod stops counting at once.
     ssn.evict(&mut st, running, "test");
     assert!(!ssn.state.in_view(running));
-    assert_eq!(ssn.state.at(ssn.state.view.requested(), NodeIdx(0), CPU), 2000);
+    assert_eq!(ssn.state.view.requested(NodeIdx(0))[CPU], 2000);
     // Discard restores the view exactly.
     ssn.discard(st);
     assert!(ssn.state.in_view(running) && !ssn.state.in_view(pending));
-    assert_eq!((ssn.state.view.pods()[0], ssn.state.view.nonzero_cpu()[0]), (2, 2000));
+    assert_eq!((ssn.state.view.pods(NodeIdx(0)), ssn.state.view.nonzero_cpu(NodeIdx(0))), (2, 2000));
 }
 
 #[test]
@@ -96,6 +96,6 @@ fn without_predicates_the_view_does_not_change_in_the_session() {
     let mut st = ssn.statement();
     assert!(ssn.allocate(&mut st, pending, NodeIdx(0)));
     assert!(!ssn.state.in_view(pending), "only the predicates plugin adds pods to the view");
-    assert_eq!(ssn.state.view.pods()[0], 2);
-    assert_eq!(ssn.state.at(ssn.state.nodes.used(), NodeIdx(0), CPU), 3000, "the session's own accounting still sees it");
+    assert_eq!(ssn.state.view.pods(NodeIdx(0)), 2);
+    assert_eq!(ssn.state.used(NodeIdx(0), CPU), 3000, "the session's own accounting still sees it");
 }

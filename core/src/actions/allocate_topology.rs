@@ -299,7 +299,7 @@ impl TopoAlloc {
         for h in 0..nh {
             for &n in &topo.nodes[h] {
                 for d in 0..dims {
-                    open_idle[h * dims + d] += s.at(s.nodes.idle(), n, d);
+                    open_idle[h * dims + d] += s.idle(n, d);
                     open_future[h * dims + d] += s.future_idle(n, d);
                     alloc[h * dims + d] += s.at(s.nodes.allocatable, n, d);
                 }
@@ -964,7 +964,7 @@ fn room(s: &State<'_>, nodes: &[NodeIdx], least: &[i64], need: i64) -> i64 {
     for &n in nodes {
         let (mut on_idle, mut on_future, mut pipelines) = (i64::MAX, i64::MAX, false);
         for (d, &r) in least.iter().enumerate() {
-            let idle = s.at(s.nodes.idle(), n, d);
+            let idle = s.idle(n, d);
             let future = s.future_idle(n, d);
             pipelines |= future > idle;
             if r > 0 {

@@ -225,7 +225,7 @@ pub fn select_bundles(
 
 /// Σ idle + releasing of the domain's nodes (Volcano `SumIdleAndReleasing`).
 fn domain_free(s: &State<'_>, nodes: &[NodeIdx]) -> Vec<i64> {
-    (0..s.dims).map(|d| nodes.iter().map(|&n| s.at(s.nodes.idle(), n, d) + s.at(s.nodes.releasing(), n, d)).sum()).collect()
+    (0..s.dims).map(|d| nodes.iter().map(|&n| s.idle(n, d) + s.releasing(n, d)).sum()).collect()
 }
 
 /// Volcano `Resource.LessEqual(…, Zero)` on the dimensions a request names, `pods` aside.

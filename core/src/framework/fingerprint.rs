@@ -28,18 +28,12 @@ impl Session<'_> {
     pub fn fingerprint(&self, tasks: NodeTasks) -> String {
         let s = &self.state;
         let mut out = format!(
-            "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-            s.nodes.idle(),
-            s.nodes.used(),
-            s.nodes.releasing(),
-            s.nodes.pipelined(),
-            s.view.pods(),
+            "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+            s.nodes.acct(),
+            s.view.sums(),
             s.tasks.status(),
             s.tasks.node(),
             s.jobs.counts(),
-            s.view.nonzero_cpu(),
-            s.view.nonzero_mem(),
-            s.view.requested(),
             s.view.node(),
             s.tasks.eviction_occurred(),
             s.evictions,

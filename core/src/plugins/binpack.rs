@@ -56,7 +56,7 @@ impl Binpack {
                 continue;
             }
             let cap = s.at(s.nodes.allocatable, n, d);
-            let used = s.at(s.nodes.used(), n, d);
+            let used = s.used(n, d);
             weight_sum = weight_sum.saturating_add(w);
             if cap == 0 || w == 0 {
                 continue;

@@ -123,7 +123,7 @@ pub fn hyper_node_scores(s: &State<'_>, topo: &Topology, args: &NtaArgs, tasks: 
                 let (mut alloc, mut used) = (0i64, 0i64);
                 for &n in &topo.nodes[h as usize] {
                     alloc += s.at(s.nodes.allocatable, n, d);
-                    used += s.at(s.nodes.used(), n, d);
+                    used += s.used(n, d);
                 }
                 if used + request[d] > alloc {
                     return 0.0;
@@ -220,7 +220,7 @@ impl NetworkTopologyAware {
                 for &n in &topo.nodes[h] {
                     for (k, &(d, _)) in args.binpack.iter().enumerate().filter(|(_, (d, _))| *d < s.dims) {
                         alloc[h * nb + k] += s.at(s.nodes.allocatable, n, d);
-                        used[h * nb + k] += s.at(s.nodes.used(), n, d);
+                        used[h * nb + k] += s.used(n, d);
                     }
                 }
             }

@@ -101,8 +101,8 @@ pub fn most_allocated(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> i64 {
 fn nonzero(s: &State<'_>, t: TaskIdx, n: NodeIdx) -> (i64, i64, i64, i64) {
     let spec = &s.tasks.rec[t.ix()].spec;
     (
-        s.view.nonzero_cpu()[n.ix()].saturating_add(spec.nonzero_cpu_milli),
-        s.view.nonzero_mem()[n.ix()].saturating_add(spec.nonzero_memory_bytes),
+        s.view.nonzero_cpu(n).saturating_add(spec.nonzero_cpu_milli),
+        s.view.nonzero_mem(n).saturating_add(spec.nonzero_memory_bytes),
         s.at(s.nodes.allocatable, n, CPU),
         s.at(s.nodes.allocatable, n, MEMORY),
     )
@@ -146,7 +146,7 @@ pub fn balanced_allocation(s: &State<'_>, t: TaskIdx, n: NodeIdx, gpu_dim: Optio
         if alloc == 0 {
             continue;
         }
-        let used = s.at(s.view.requested(), n, d).saturating_add(req.get(d).copied().unwrap_or(0));
+        let used = s.view.requested(n)[d].saturating_add(req.get(d).copied().unwrap_or(0));
         fr[k] = (used as f64 / alloc as f64).min(1.0);
         k += 1;
     }

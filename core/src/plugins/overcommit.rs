@@ -5,7 +5,7 @@ use super::Vote;
 use crate::conf::{ArgKind, ArgSpec, Arguments};
 use crate::model::PodGroupPhase;
 use crate::resource::Resource;
-use crate::session::tables::{JobIdx, TaskStatus};
+use crate::session::tables::{JobIdx, NodeIdx, TaskStatus};
 use crate::session::State;
 
 /// The `arguments` keys overcommit reads.
@@ -49,7 +49,7 @@ impl Overcommit {
         let dims = s.dims;
         let mut idle: Vec<f64> = s.total.iter().map(|&v| v as f64 * factor).collect();
         for (d, slot) in idle.iter_mut().enumerate() {
-            *slot -= s.col(s.nodes.used(), d).map(|x| x as f64).sum::<f64>();
+            *slot -= (0..s.nodes.len).map(|n| s.used(NodeIdx(n as u32), d) as f64).sum::<f64>();
         }
         let mut inqueue = vec![0.0; dims];
         for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {

@@ -106,7 +106,7 @@ fn tolerates_unschedulable(s: &State<'_>, t: TaskIdx) -> bool {
 
 impl Predicates {
     fn pod_number(&self, s: &State<'_>, n: NodeIdx) -> Result<(), Reason> {
-        if s.view.pods()[n.ix()] as i64 >= s.at(s.nodes.allocatable, n, PODS) {
+        if s.view.pods(n) >= s.at(s.nodes.allocatable, n, PODS) {
             return Err(Reason::PodNumberExceeded);
         }
         Ok(())

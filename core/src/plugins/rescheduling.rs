@@ -162,7 +162,7 @@ fn utilization(s: &State<'_>, n: NodeIdx) -> [f64; 2] {
         if a <= 0 {
             0.0
         } else {
-            s.at(s.nodes.used(), n, d) as f64 * 100.0 / a as f64
+            s.used(n, d) as f64 * 100.0 / a as f64
         }
     };
     [pct(CPU), pct(MEMORY)]

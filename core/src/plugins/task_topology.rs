@@ -357,7 +357,7 @@ impl TaskTopology {
     /// Volcano `calcBucketScore` × weight × 100 / the largest bucket.
     pub fn score(&self, s: &State<'_>, t: TaskIdx, n: NodeIdx) -> f64 {
         let req = s.tasks.req(t, s.dims);
-        let room = |d: usize| s.at(s.nodes.idle(), n, d).saturating_add(s.at(s.nodes.releasing(), n, d));
+        let room = |d: usize| s.idle(n, d).saturating_add(s.releasing(n, d));
         if req.iter().enumerate().any(|(d, &r)| r > room(d)) {
             return 0.0;
         }

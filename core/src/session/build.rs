@@ -57,11 +57,8 @@ pub(super) fn build<'a>(
         len: nn,
         id: col(arena, kept.map(|k| &k.node_ids[..]), &l.node_ids),
         rec: arena.alloc_slice_fill_iter(l.node_ids.iter().map(|&id| cluster.node(id).expect("layout node exists"))),
-        idle: arena.alloc_slice_copy(allocatable),
+        acct: super::acct_rows(arena, allocatable, dims),
         allocatable,
-        used: arena.alloc_slice_fill_copy(dims * nn, 0),
-        releasing: arena.alloc_slice_fill_copy(dims * nn, 0),
-        pipelined: arena.alloc_slice_fill_copy(dims * nn, 0),
         head: arena.alloc_slice_fill_copy(nn, NONE),
         in_shard: shard_column(arena, cluster, conf, &l.node_ids),
     };

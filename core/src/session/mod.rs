@@ -102,16 +102,57 @@ pub struct State<'a> {
     pub gate_reserve: gate_reserve::GateReserve,
 }
 
+/// Blocks of a node's accounting row ([`tables::NodeTable`]'s `acct`): idle, used, releasing,
+/// pipelined.
+const ACCT_BLOCKS: usize = 4;
+
+/// The accounting rows of a session opening with nothing placed: per node, idle = its
+/// `allocatable` row (row-major, `dims` per node), used, releasing and pipelined zero.
+fn acct_rows<'a>(arena: &'a Bump, allocatable: &[i64], dims: usize) -> &'a mut [i64] {
+    let rows = arena.alloc_slice_fill_copy(allocatable.len() * ACCT_BLOCKS, 0);
+    if dims > 0 {
+        for (row, a) in rows.chunks_exact_mut(ACCT_BLOCKS * dims).zip(allocatable.chunks_exact(dims)) {
+            row[..dims].copy_from_slice(a);
+        }
+    }
+    rows
+}
+
 impl<'a> State<'a> {
     /// Scheduler flags.
     pub fn options(&self) -> &'a SchedulerOptions {
         &self.conf.options
     }
 
-    /// Dimension `d` of a node resource table, node by node.
+    /// Index in [`NodeTable::acct`](tables::NodeTable) of node `n`'s block `b` (0 idle, 1
+    /// used, 2 releasing, 3 pipelined), dimension `d`.
     #[inline]
-    pub fn col<'s>(&self, table: &'s [i64], d: usize) -> impl Iterator<Item = i64> + 's {
-        table.iter().skip(d).step_by(self.dims.max(1)).copied()
+    fn acct_ix(&self, n: NodeIdx, b: usize, d: usize) -> usize {
+        (n.ix() * ACCT_BLOCKS + b) * self.dims + d
+    }
+
+    /// Node `n`'s idle (allocatable − used) in dimension `d`.
+    #[inline]
+    pub fn idle(&self, n: NodeIdx, d: usize) -> i64 {
+        self.nodes.acct[self.acct_ix(n, 0, d)]
+    }
+
+    /// Node `n`'s used in dimension `d`.
+    #[inline]
+    pub fn used(&self, n: NodeIdx, d: usize) -> i64 {
+        self.nodes.acct[self.acct_ix(n, 1, d)]
+    }
+
+    /// Node `n`'s releasing in dimension `d`.
+    #[inline]
+    pub fn releasing(&self, n: NodeIdx, d: usize) -> i64 {
+        self.nodes.acct[self.acct_ix(n, 2, d)]
+    }
+
+    /// Node `n`'s pipelined in dimension `d`.
+    #[inline]
+    pub fn pipelined(&self, n: NodeIdx, d: usize) -> i64 {
+        self.nodes.acct[self.acct_ix(n, 3, d)]
     }
 
     /// Value of node `n` in dimension `d` of a node resource table (row-major: a node's
@@ -166,31 +207,27 @@ impl<'a> State<'a> {
     pub fn warm_node(&self, n: NodeIdx) {
         use crate::kernels::prefetch::line;
         let (first, last) = (n.ix() * self.dims, (n.ix() + 1) * self.dims - 1);
-        for t in [&*self.nodes.idle, &*self.nodes.used, &*self.nodes.releasing, &*self.nodes.pipelined, self.nodes.allocatable] {
-            line(&t[first]);
-            line(&t[last]);
+        let acct = n.ix() * ACCT_BLOCKS * self.dims;
+        for i in (acct..acct + ACCT_BLOCKS * self.dims).step_by(8).chain([acct + ACCT_BLOCKS * self.dims - 1]) {
+            line(&self.nodes.acct[i]);
         }
-        let v = &self.view;
-        line(&v.requested[first]);
-        line(&v.requested[last]);
-        line(&v.nonzero_cpu[n.ix()]);
-        line(&v.nonzero_mem[n.ix()]);
-        line(&v.pods[n.ix()]);
+        line(&self.nodes.allocatable[first]);
+        line(&self.nodes.allocatable[last]);
+        self.view.prefetch(n);
         line(&self.nodes.head[n.ix()]);
     }
 
     /// Whether `req ≤ idle(n)` in every dimension (Volcano `LessEqual(Idle, Zero)`).
     #[inline]
     pub fn fits_idle(&self, req: &[i64], n: NodeIdx) -> bool {
-        let row = n.ix() * self.dims;
-        req.iter().enumerate().all(|(d, &r)| r <= 0 || r <= self.nodes.idle[row + d])
+        let row = self.acct_ix(n, 0, 0);
+        req.iter().enumerate().all(|(d, &r)| r <= 0 || r <= self.nodes.acct[row + d])
     }
 
     /// Node `n`'s FutureIdle in `d`: idle + releasing − pipelined.
     #[inline]
     pub fn future_idle(&self, n: NodeIdx, d: usize) -> i64 {
-        let i = n.ix() * self.dims + d;
-        self.nodes.idle[i] + self.nodes.releasing[i] - self.nodes.pipelined[i]
+        self.idle(n, d) + self.releasing(n, d) - self.pipelined(n, d)
     }
 
     /// Whether `req ≤ FutureIdle(n)` in every dimension.
@@ -259,17 +296,18 @@ impl<'a> State<'a> {
                 continue;
             }
             let r = sign * r;
-            let i = n.ix() * dims + d;
+            let [idle, used, releasing, pipelined] = [0, 1, 2, 3].map(|b| self.acct_ix(n, b, d));
+            let a = &mut *self.nodes.acct;
             match status {
-                TaskStatus::Pipelined => self.nodes.pipelined[i] = self.nodes.pipelined[i].saturating_add(r),
+                TaskStatus::Pipelined => a[pipelined] = a[pipelined].saturating_add(r),
                 TaskStatus::Releasing => {
-                    self.nodes.idle[i] = self.nodes.idle[i].saturating_sub(r);
-                    self.nodes.releasing[i] = self.nodes.releasing[i].saturating_add(r);
-                    self.nodes.used[i] = self.nodes.used[i].saturating_add(r);
+                    a[idle] = a[idle].saturating_sub(r);
+                    a[releasing] = a[releasing].saturating_add(r);
+                    a[used] = a[used].saturating_add(r);
                 }
                 _ => {
-                    self.nodes.idle[i] = self.nodes.idle[i].saturating_sub(r);
-                    self.nodes.used[i] = self.nodes.used[i].saturating_add(r);
+                    a[idle] = a[idle].saturating_sub(r);
+                    a[used] = a[used].saturating_add(r);
                 }
             }
         }

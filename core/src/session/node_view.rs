@@ -8,8 +8,9 @@
 //! in the conf, pods placed in the session never enter it, so nodeorder's scores do not see
 //! them (binpack reads the session's own node `used` instead).
 //!
-//! What reads it: the pod-number predicate (`pods`), LeastAllocated and MostAllocated
-//! (`nonzero_cpu`, `nonzero_mem`), BalancedAllocation (`requested`), and the inter-pod
+//! What reads it: the pod-number predicate ([`NodeView::pods`]), LeastAllocated and
+//! MostAllocated ([`NodeView::nonzero_cpu`], [`NodeView::nonzero_mem`]), BalancedAllocation
+//! ([`NodeView::requested`]), and the inter-pod
 //! affinity, anti-affinity, topology spread and host-port checks (a task is in the view when
 //! [`NodeView::node`] is set).
 
@@ -22,17 +23,20 @@ use bumpalo::Bump;
 pub struct NodeView<'a> {
     /// Per task: the node row it is counted on, or [`NONE`] when it is not in the view.
     pub(in crate::session) node: &'a mut [u32],
-    /// Per node: pods counted.
-    pub(in crate::session) pods: &'a mut [u32],
-    /// Per node: Σ CPU requests of the counted pods with kube-scheduler's non-zero defaults,
-    /// millicores.
-    pub(in crate::session) nonzero_cpu: &'a mut [i64],
-    /// Per node: Σ memory requests with the non-zero defaults, bytes.
-    pub(in crate::session) nonzero_mem: &'a mut [i64],
-    /// Σ requests of the counted pods (kube `NodeInfo.Requested`), row-major like the node
-    /// resource tables (`node * dims + d`).
-    pub(in crate::session) requested: &'a mut [i64],
+    /// Per node, one row of `dims + 3`: Σ requests of the counted pods (kube
+    /// `NodeInfo.Requested`, `dims` long), then Σ CPU requests with kube-scheduler's non-zero
+    /// defaults (millicores), Σ memory requests with them (bytes), and the pods counted. One
+    /// table, not four: a bind changes all of them for its node, and every class re-reads them
+    /// when it scores the node again.
+    pub(in crate::session) sums: &'a mut [i64],
+    /// Row length of `sums`: `dims + 3`.
+    stride: usize,
 }
+
+/// Columns of a [`NodeView`] row after the `dims` requested ones.
+const NONZERO_CPU: usize = 0;
+const NONZERO_MEM: usize = 1;
+const PODS: usize = 2;
 
 /// Read access outside the session: the view changes only through [`NodeView::add_task`] and
 /// [`NodeView::remove_task`] (the predicates plugin's event handler, as in Volcano).
@@ -43,28 +47,47 @@ impl NodeView<'_> {
         self.node
     }
 
-    /// Per node: pods counted.
+    /// Node `n`'s row: requested (`dims`), non-zero CPU, non-zero memory, pods.
     #[inline]
-    pub fn pods(&self) -> &[u32] {
-        self.pods
+    fn row(&self, n: NodeIdx) -> &[i64] {
+        &self.sums[n.ix() * self.stride..(n.ix() + 1) * self.stride]
     }
 
-    /// Per node: Σ CPU requests with kube-scheduler's non-zero defaults, millicores.
+    /// Pods counted on node `n`.
     #[inline]
-    pub fn nonzero_cpu(&self) -> &[i64] {
-        self.nonzero_cpu
+    pub fn pods(&self, n: NodeIdx) -> i64 {
+        self.row(n)[self.stride - 3 + PODS]
     }
 
-    /// Per node: Σ memory requests with the non-zero defaults, bytes.
+    /// Σ CPU requests on node `n` with kube-scheduler's non-zero defaults, millicores.
     #[inline]
-    pub fn nonzero_mem(&self) -> &[i64] {
-        self.nonzero_mem
+    pub fn nonzero_cpu(&self, n: NodeIdx) -> i64 {
+        self.row(n)[self.stride - 3 + NONZERO_CPU]
     }
 
-    /// Σ requests of the counted pods, row-major (`node * dims + d`; read with [`State::at`]).
+    /// Σ memory requests on node `n` with the non-zero defaults, bytes.
     #[inline]
-    pub fn requested(&self) -> &[i64] {
-        self.requested
+    pub fn nonzero_mem(&self, n: NodeIdx) -> i64 {
+        self.row(n)[self.stride - 3 + NONZERO_MEM]
+    }
+
+    /// Σ requests of the pods counted on node `n`, one per dimension.
+    #[inline]
+    pub fn requested(&self, n: NodeIdx) -> &[i64] {
+        &self.row(n)[..self.stride - 3]
+    }
+
+    /// Every row, for the session fingerprint.
+    pub fn sums(&self) -> &[i64] {
+        self.sums
+    }
+
+    /// Starts loading node `n`'s row into the cache ([`crate::kernels::prefetch::line`]).
+    #[inline]
+    pub fn prefetch(&self, n: NodeIdx) {
+        let row = self.row(n);
+        crate::kernels::prefetch::line(&row[0]);
+        crate::kernels::prefetch::line(&row[row.len() - 1]);
     }
 }
 
@@ -75,10 +98,8 @@ impl<'a> NodeView<'a> {
         let (nn, dims) = (s.nodes.len, s.dims);
         let mut v = NodeView {
             node: arena.alloc_slice_fill_copy(s.tasks.len, NONE),
-            pods: arena.alloc_slice_fill_copy(nn, 0),
-            nonzero_cpu: arena.alloc_slice_fill_copy(nn, 0),
-            nonzero_mem: arena.alloc_slice_fill_copy(nn, 0),
-            requested: arena.alloc_slice_fill_copy(nn * dims, 0),
+            sums: arena.alloc_slice_fill_copy(nn * (dims + 3), 0),
+            stride: dims + 3,
         };
         for n in (0..nn).map(|i| NodeIdx(i as u32)) {
             for t in s.tasks_on(n) {
@@ -130,13 +151,13 @@ impl<'a> NodeView<'a> {
     fn change(&mut self, s: &State<'_>, t: TaskIdx, n: NodeIdx, sign: i64) {
         let dims = s.dims;
         let spec = &s.tasks.rec[t.ix()].spec;
-        let i = n.ix();
-        self.pods[i] = if sign > 0 { self.pods[i].saturating_add(1) } else { self.pods[i].saturating_sub(1) };
-        self.nonzero_cpu[i] = self.nonzero_cpu[i].saturating_add(sign * spec.nonzero_cpu_milli);
-        self.nonzero_mem[i] = self.nonzero_mem[i].saturating_add(sign * spec.nonzero_memory_bytes);
-        for (d, &r) in s.tasks.req(t, dims).iter().enumerate() {
+        let row = &mut self.sums[n.ix() * self.stride..(n.ix() + 1) * self.stride];
+        let (req, rest) = row.split_at_mut(dims);
+        rest[PODS] = rest[PODS].saturating_add(sign).max(0);
+        rest[NONZERO_CPU] = rest[NONZERO_CPU].saturating_add(sign * spec.nonzero_cpu_milli);
+        rest[NONZERO_MEM] = rest[NONZERO_MEM].saturating_add(sign * spec.nonzero_memory_bytes);
+        for (x, &r) in req.iter_mut().zip(s.tasks.req(t, dims)) {
             if r != 0 {
-                let x = &mut self.requested[i * dims + d];
                 *x = x.saturating_add(sign * r);
             }
         }

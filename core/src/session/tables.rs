@@ -132,14 +132,12 @@ pub struct NodeTable<'a> {
     pub rec: &'a [&'a NodeRec],
     /// `allocatable`, row-major.
     pub allocatable: &'a [i64],
-    /// `idle` = allocatable − used, row-major.
-    pub(in crate::session) idle: &'a mut [i64],
-    /// `used`, row-major.
-    pub(in crate::session) used: &'a mut [i64],
-    /// `releasing`, row-major.
-    pub(in crate::session) releasing: &'a mut [i64],
-    /// `pipelined`, row-major.
-    pub(in crate::session) pipelined: &'a mut [i64],
+    /// The accounting the session changes, one row of `4 × dims` per node: `idle` (=
+    /// allocatable − used), `used`, `releasing` and `pipelined`, each `dims` long (read them
+    /// through [`crate::session::State::idle`] and its siblings). One table, not four: a bind
+    /// reads and writes all four of the picked node, and at 100,000 nodes each separate table
+    /// cost the bind its own cache miss.
+    pub(in crate::session) acct: &'a mut [i64],
     /// First task on the node (intrusive list through [`TaskTable::next_on_node`]).
     pub(in crate::session) head: &'a mut [u32],
     /// Whether the node is in this scheduler's shard (Volcano `ssn.NodesInShard`), copied from
@@ -247,14 +245,8 @@ macro_rules! read_columns {
 }
 
 read_columns!(NodeTable {
-    /// `idle` = allocatable − used, row-major (`nodes × dims`).
-    idle: i64,
-    /// `used`, row-major.
-    used: i64,
-    /// `releasing`, row-major.
-    releasing: i64,
-    /// `pipelined`, row-major.
-    pipelined: i64,
+    /// Per node, `idle`, `used`, `releasing` and `pipelined` (`nodes × 4 × dims`, see the field).
+    acct: i64,
     /// First task on each node (intrusive list through [`TaskTable::next_on_node`]), or [`NONE`].
     head: u32,
 });
