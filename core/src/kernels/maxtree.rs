@@ -187,6 +187,9 @@ pub struct MaxTree {
     top_max: u128,
     holders: Holders,
     top_valid: bool,
+    /// Scratch of [`MaxTree::refill_top`]'s walk (tier, entry), kept so a refill allocates
+    /// nothing once the tree has refilled before.
+    stack: Vec<(usize, usize)>,
 }
 
 impl MaxTree {
@@ -198,7 +201,17 @@ impl MaxTree {
             let below = levels.last().map_or(0, |l| l.max.len());
             levels.push(Level::new(below.div_ceil(ARITY)));
         }
-        MaxTree { len, leaves, levels, nonzero: 0, lazy: false, top_max: 0, holders: Holders::default(), top_valid: false }
+        MaxTree {
+            len,
+            leaves,
+            levels,
+            nonzero: 0,
+            lazy: false,
+            top_max: 0,
+            holders: Holders::default(),
+            top_valid: false,
+            stack: Vec::new(),
+        }
     }
 
     /// Resets every leaf to 0, keeping the allocation when `len` is unchanged, and the mode.
@@ -413,7 +426,8 @@ impl MaxTree {
         self.top_max = max;
         self.holders.reset(self.leaves.len());
         if max != 0 {
-            let mut stack = vec![(self.levels.len(), 0usize)];
+            let mut stack = std::mem::take(&mut self.stack);
+            stack.push((self.levels.len(), 0usize));
             while let Some((tier, i)) = stack.pop() {
                 if tier == 0 {
                     self.holders.insert(i);
@@ -427,6 +441,7 @@ impl MaxTree {
                     }
                 }
             }
+            self.stack = stack;
         }
         self.top_valid = true;
     }

@@ -1,9 +1,11 @@
 //! Struct-of-arrays tables of one session, cut from the session arena: nodes, tasks, jobs and
-//! queues. Node resource tables are row-major (`node * dims + d`, read with
-//! [`crate::session::State::at`]): a node's dimensions share a cache line, so checking or
-//! scoring one node reads one line per table. They were column-major (`d * n_nodes + node`);
-//! at 100,000 nodes a bind's checks then missed the cache once per dimension and table. Task
-//! requests are row-major too (`task * dims + d`).
+//! queues. Node resource tables are row-major: `allocatable` is `node * dims + d` (read with
+//! [`crate::session::State::at`]), and the accounting the session changes is one row of
+//! `4 × dims` per node (idle, used, releasing, pipelined; read with
+//! [`crate::session::State::idle`] and its siblings). A node's numbers share cache lines, so
+//! checking, scoring or binding one node reads few lines. They were column-major
+//! (`d * n_nodes + node`) and then four separate tables; at 100,000 nodes a bind missed the
+//! cache once per dimension and table. Task requests are row-major too (`task * dims + d`).
 
 use crate::cluster::{NodeId, NodeRec, PodGroupId, PodGroupRec, PodId, PodRec, QueueRec};
 use crate::intern::Sym;
