@@ -20,6 +20,7 @@
 //! each, not a walk to the root: at 100,000 nodes that walk missed the cache on nearly every
 //! level.
 
+use crate::kernels::bits::Bits;
 use crate::kernels::holders::Holders;
 
 /// Children per inner entry. 8 rather than 16: at 10,000 nodes / 100,000 pods (`sampling_ab`
@@ -43,41 +44,12 @@ struct Level {
     /// ancestors are dirty too. One bit per entry: every leaf change of every class reads its
     /// bottom entry's flag, and at 100,000 nodes 16 classes' byte flags (200 KB) kept falling
     /// out of the cache where their bits stay in it.
-    dirty: Flags,
-}
-
-/// A fixed-length set of flags, one bit each.
-#[derive(Clone, Debug, Default)]
-struct Flags(Vec<u64>);
-
-impl Flags {
-    fn new(len: usize) -> Self {
-        Flags(vec![0; len.div_ceil(64)])
-    }
-
-    #[inline]
-    fn get(&self, i: usize) -> bool {
-        self.0[i / 64] >> (i % 64) & 1 == 1
-    }
-
-    #[inline]
-    fn set(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-
-    #[inline]
-    fn unset(&mut self, i: usize) {
-        self.0[i / 64] &= !(1 << (i % 64));
-    }
-
-    fn clear(&mut self) {
-        self.0.iter_mut().for_each(|w| *w = 0);
-    }
+    dirty: Bits,
 }
 
 impl Level {
     fn new(len: usize) -> Self {
-        Level { max: vec![0; len], count: vec![0; len], nonzero: vec![0; len], dirty: Flags::new(len) }
+        Level { max: vec![0; len], count: vec![0; len], nonzero: vec![0; len], dirty: Bits::new(len) }
     }
 
     /// The (maximum, count, non-zero) over entries `g*ARITY .. (g+1)*ARITY`. Always inlined: a

@@ -33,6 +33,7 @@
 use crate::framework::k8s::PodCtx;
 use crate::framework::{Plugins, Session};
 use crate::intern::Sym;
+use crate::kernels::bits::Bits;
 use crate::kernels::masked_max::{MaskedMax, NodeMask};
 use crate::kernels::maxtree::{MaxTree, Window};
 use crate::limits::PARALLEL_NODE_THRESHOLD;
@@ -64,6 +65,10 @@ const MASKED_MAX_PER_CLASS: usize = 8;
 /// PV's one-node masks would otherwise keep recycling them.
 const MASKED_MAX_MIN_NODES: usize = 64;
 
+/// Classes kept up to which a pick requests the picked node's leaf in every class
+/// ([`ClassCache::warm_picked`]); past it, only in the picking class.
+const WARM_ALL_CLASSES: usize = 32;
+
 /// What the class path decided for a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
@@ -89,7 +94,7 @@ struct Class {
     /// ([`Plugins::predicate_static_unmasked`]). Bits, not bytes: every bind makes each class
     /// read its node's flag, and at 100,000 nodes 16 classes' byte flags (1.6 MB) missed the
     /// cache on nearly every read where their bits (200 KB) stay in it.
-    static_ok: Vec<u64>,
+    static_ok: Bits,
     tree: MaxTree,
     /// The best leaves of `tree` inside the class masks its tasks picked with
     /// ([`Plugins::class_mask`]), one per mask, told every leaf change.
@@ -106,8 +111,8 @@ pub struct ClassCache {
     classes: Vec<Class>,
     index: HashMap<u64, Vec<usize>>,
     clock: u64,
-    /// Per node, one bit: already in `touched` (cleared as `touched` is read).
-    seen: Vec<u64>,
+    /// Per node: already in `touched` (unset as `touched` is read).
+    seen: Bits,
     touched: Vec<u32>,
     /// Nodes masked for the current pick with their keys, restored in reverse order.
     masked: Vec<(u32, u128)>,
@@ -401,10 +406,11 @@ impl Class {
                 eval(n, l);
             }
         }
-        self.static_ok.clear();
-        self.static_ok.resize(nn.div_ceil(64), 0);
+        self.static_ok.reset(nn);
         for (n, l) in leaves.iter().enumerate() {
-            self.static_ok[n / 64] |= u64::from(l.0) << (n % 64);
+            if l.0 {
+                self.static_ok.set(n);
+            }
         }
         for (n, (_, r, sc)) in leaves.into_iter().enumerate() {
             self.set_leaf(s, t, n, r, sc, true);
@@ -448,11 +454,12 @@ impl ClassCache {
         let s = &ssn.state;
         class.tree.set_lazy(true);
         // Re-evaluate the nodes that changed since this class last looked.
-        self.seen.resize(s.nodes.len.div_ceil(64), 0);
+        if self.seen.len() != s.nodes.len {
+            self.seen.reset(s.nodes.len);
+        }
         for &n in &s.node_changes[class.pos..] {
-            let (w, b) = (n as usize / 64, 1u64 << (n % 64));
-            if self.seen[w] & b == 0 {
-                self.seen[w] |= b;
+            if !self.seen.get(n as usize) {
+                self.seen.set(n as usize);
                 self.touched.push(n);
             }
         }
@@ -461,10 +468,10 @@ impl ClassCache {
         let batch = self.touched.len() * 8 > s.nodes.len;
         class.tree.warm(&self.touched);
         for &n in &self.touched {
-            self.seen[n as usize / 64] &= !(1u64 << (n % 64));
+            self.seen.unset(n as usize);
             // A node the class's static predicates reject (another zone, a selector it lacks)
             // keeps its 0 leaf whatever changed on it: no evaluation, no tree update.
-            if class.static_ok[n as usize / 64] >> (n % 64) & 1 == 0 {
+            if !class.static_ok.get(n as usize) {
                 continue;
             }
             let (r, sc) = leaf(&ssn.state, &ssn.plugins, &self.plain_ctx, t, NodeIdx(n), &class.batch, true);
@@ -534,7 +541,7 @@ impl ClassCache {
         }
         self.masked.clear();
         if let Pick::Node(n) = pick {
-            self.warm_picked(&ssn.state, n);
+            self.warm_picked(&ssn.state, ci, n);
         }
         pick
     }
@@ -544,10 +551,16 @@ impl ClassCache {
     /// cache misses overlap. At 100,000 nodes the picked node has not been touched for about
     /// as many binds as there are nodes, and each of these reads would otherwise wait for
     /// memory in turn (the class's own leaf at its very next pick, the others' when they pick).
-    fn warm_picked(&self, s: &State<'_>, n: NodeIdx) {
+    /// With more than [`WARM_ALL_CLASSES`] classes kept only class `ci`'s (the picking one's)
+    /// leaf is requested: a hint per class per bind would then cost more than it saves.
+    fn warm_picked(&self, s: &State<'_>, ci: usize, n: NodeIdx) {
         s.warm_node(n);
-        for c in &self.classes {
-            c.tree.prefetch_leaf(n.ix());
+        if self.classes.len() <= WARM_ALL_CLASSES {
+            for c in &self.classes {
+                c.tree.prefetch_leaf(n.ix());
+            }
+        } else {
+            self.classes[ci].tree.prefetch_leaf(n.ix());
         }
     }
 
@@ -606,7 +619,7 @@ impl ClassCache {
                 last_used: self.clock,
                 eligible,
                 poisoned: false,
-                static_ok: Vec::new(),
+                static_ok: Bits::default(),
                 tree: MaxTree::default(),
                 mask_max: Vec::new(),
                 batch: Vec::new(),

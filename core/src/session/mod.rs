@@ -206,15 +206,20 @@ impl<'a> State<'a> {
     /// before the bind.
     pub fn warm_node(&self, n: NodeIdx) {
         use crate::kernels::prefetch::line;
-        let (first, last) = (n.ix() * self.dims, (n.ix() + 1) * self.dims - 1);
-        let acct = n.ix() * ACCT_BLOCKS * self.dims;
-        for i in (acct..acct + ACCT_BLOCKS * self.dims).step_by(8).chain([acct + ACCT_BLOCKS * self.dims - 1]) {
-            line(&self.nodes.acct[i]);
+        line(&self.nodes.head[n.ix()]);
+        self.view.prefetch(n);
+        if self.dims == 0 {
+            return;
         }
+        let (first, last) = (n.ix() * self.dims, (n.ix() + 1) * self.dims - 1);
         line(&self.nodes.allocatable[first]);
         line(&self.nodes.allocatable[last]);
-        self.view.prefetch(n);
-        line(&self.nodes.head[n.ix()]);
+        // A row of 4 × dims spans several lines: one hint per 8 values (a line) and the last.
+        let acct = self.acct_ix(n, 0, 0);
+        let end = acct + ACCT_BLOCKS * self.dims;
+        for i in (acct..end).step_by(8).chain([end - 1]) {
+            line(&self.nodes.acct[i]);
+        }
     }
 
     /// Whether `req ≤ idle(n)` in every dimension (Volcano `LessEqual(Idle, Zero)`).

@@ -82,12 +82,15 @@ impl NodeView<'_> {
         self.sums
     }
 
-    /// Starts loading node `n`'s row into the cache ([`crate::kernels::prefetch::line`]).
+    /// Starts loading node `n`'s row into the cache ([`crate::kernels::prefetch::line`]);
+    /// nothing for a node the view has no row for.
     #[inline]
     pub fn prefetch(&self, n: NodeIdx) {
-        let row = self.row(n);
-        crate::kernels::prefetch::line(&row[0]);
-        crate::kernels::prefetch::line(&row[row.len() - 1]);
+        let row = self.sums.get(n.ix() * self.stride..(n.ix() + 1) * self.stride).unwrap_or_default();
+        if let (Some(first), Some(last)) = (row.first(), row.last()) {
+            crate::kernels::prefetch::line(first);
+            crate::kernels::prefetch::line(last);
+        }
     }
 }
 
