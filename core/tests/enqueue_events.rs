@@ -32,7 +32,7 @@ fn cluster(capability: ResourceList, min: ResourceList) -> Cluster {
 fn messages(c: &Cluster, conf: &str) -> (Vec<String>, PodGroupPhase) {
     let conf = SchedulerConf::parse(conf).unwrap().0;
     let d = run_cycle(c, &conf, &CycleOptions::default());
-    (d.events.iter().map(|e| e.message.clone()).collect(), d.pod_groups[0].phase)
+    (d.events.iter().map(|e| e.message.to_string()).collect(), d.pod_groups[0].phase)
 }
 
 #[test]

@@ -30,7 +30,7 @@ fn pod(i: usize, node: &str) -> PodSpec {
 
 fn events(c: &Cluster, conf: &SchedulerConf, cycle: u64) -> (Vec<(String, String, String)>, PodGroupPhase, usize) {
     let d = run_cycle(c, conf, &CycleOptions { cycle, ..Default::default() });
-    let ev = d.events.iter().map(|e| (e.kind.to_string(), e.reason.clone(), e.message.clone())).collect();
+    let ev = d.events.iter().map(|e| (e.kind.to_string(), e.reason.to_string(), e.message.to_string())).collect();
     (ev, d.pod_groups[0].phase, d.binds.len())
 }
 

@@ -45,7 +45,7 @@ pub fn execute(ssn: &mut Session<'_>) {
                         group: ssn.state.jobs.group[j.ix()],
                         kind: "Normal",
                         reason: "Unschedulable".into(),
-                        message,
+                        message: message.into(),
                     });
                 }
             }

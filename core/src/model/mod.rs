@@ -25,4 +25,4 @@ pub use shard::*;
 pub use vgpu::*;
 pub use volume::*;
 
-crate::rare_default!(Affinity, PodGpu, PodVgpu);
+crate::rare_default!(Affinity, PodGpu, PodVgpu, Labels, Option<String>);

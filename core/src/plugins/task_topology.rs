@@ -264,7 +264,8 @@ impl TaskTopology {
                     message: format!(
                         "PodGroup {}/{}: annotation {key}: {m}; task-topology ignores the job",
                         spec.namespace, spec.name
-                    ),
+                    )
+                    .into(),
                 });
                 continue;
             }

@@ -208,8 +208,8 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
             .map(|&(t, n)| Bind {
                 pod: s.tasks.pod[t.ix()],
                 node: s.nodes.id[n.ix()],
-                annotations: bind_annotations(s, t, n),
-                node_lock: bind_node_lock(s, t),
+                annotations: bind_annotations(s, t, n).into(),
+                node_lock: bind_node_lock(s, t).into(),
             })
             .collect(),
         evictions: s.evictions.iter().map(|(t, r)| Eviction { pod: s.tasks.pod[t.ix()], reason: r.clone() }).collect(),
@@ -225,6 +225,10 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
         gate_removals: s.gate_removals.iter().map(|t| crate::decision::GateRemoval { pod: s.tasks.pod[t.ix()] }).collect(),
         ..Default::default()
     };
+    // One status per PodGroup and at most one event each: grown once, not by doubling (at
+    // 100,000 PodGroups every doubling is memory touched for the first time).
+    out.pod_groups.reserve_exact(s.jobs.len);
+    out.events.reserve(s.jobs.len);
     for t in (0..s.tasks.len).map(|i| TaskIdx(i as u32)) {
         if s.tasks.status[t.ix()] == TaskStatus::Pipelined {
             out.pipelined.push(Pipelined {
@@ -263,7 +267,8 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
                 group: s.jobs.group[j.ix()],
                 kind: "Warning",
                 reason: "Unschedulable".into(),
-                message: format!("{}/{} tasks in gang unschedulable: {}", pending, s.jobs.task_count(j), job_fit_error(s, j)),
+                message: format!("{}/{} tasks in gang unschedulable: {}", pending, s.jobs.task_count(j), job_fit_error(s, j))
+                    .into(),
             });
         } else if changed {
             out.events.push(Event {

@@ -479,7 +479,7 @@ impl Scheduler {
                 d.volume_bindings.iter().find(|v| v.namespace == p.spec.namespace && v.pod == p.spec.name).cloned()
             });
             if let Some(mut req) = self.mirror.assume(b.pod, b.node, &b.annotations) {
-                if let Some(lock) = &b.node_lock {
+                if let Some(lock) = b.node_lock.as_ref() {
                     self.mirror.assume_node_lock(b.node, lock, now_ms);
                     req.node_lock = Some(lock.clone());
                 }
@@ -590,7 +590,7 @@ impl Scheduler {
                     continue;
                 }
             }
-            self.events.insert(slot, (e.reason.clone(), e.message.clone(), now));
+            self.events.insert(slot, (e.reason.to_string(), e.message.to_string(), now));
             out.write(Write::Event {
                 involved: Involved {
                     kind: "PodGroup",
@@ -600,8 +600,8 @@ impl Scheduler {
                     uid: g.spec.uid.clone(),
                 },
                 type_: e.kind,
-                reason: e.reason.clone(),
-                message: e.message.clone(),
+                reason: e.reason.to_string(),
+                message: e.message.to_string(),
             });
             summary.writes += 1;
         }

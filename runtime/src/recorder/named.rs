@@ -104,9 +104,9 @@ impl NamedDecisions {
                 .binds
                 .iter()
                 .filter(|b| !b.annotations.is_empty())
-                .map(|b| (pod(b.pod), b.annotations.clone()))
+                .map(|b| (pod(b.pod), (*b.annotations).clone()))
                 .collect(),
-            node_locks: d.binds.iter().filter_map(|b| b.node_lock.clone().map(|l| (pod(b.pod), l))).collect(),
+            node_locks: d.binds.iter().filter_map(|b| b.node_lock.as_ref().map(|l| (pod(b.pod), l.clone()))).collect(),
             gate_removals: d.gate_removals.iter().map(|g| pod(g.pod)).collect(),
             numa_assignments: d.numa_assignments.iter().map(|a| (pod(a.pod), node(a.node), a.cpus.clone())).collect(),
         };
@@ -120,8 +120,8 @@ impl NamedDecisions {
         for e in &d.events {
             out.events.entry(group(e.group)).or_default().push(GroupEvent {
                 kind: e.kind.to_string(),
-                reason: e.reason.clone(),
-                message: e.message.clone(),
+                reason: e.reason.to_string(),
+                message: e.message.to_string(),
             });
         }
         out

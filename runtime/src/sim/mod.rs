@@ -379,7 +379,7 @@ pub fn deltas_for(cluster: &Cluster, d: &Decisions, now_ms: i64) -> Vec<Delta> {
             out.push(Delta::Pod(spec));
             // deviceshare.NodeLockEnable: the node carries the lock from now on (no device
             // plugin in the simulator releases it; it expires after 5 minutes).
-            if let Some(lock) = &b.node_lock {
+            if let Some(lock) = b.node_lock.as_ref() {
                 let mut node = n.spec.clone();
                 node.devices.locks.retain(|l| &l.name != lock);
                 node.devices.locks.push(basalt_core::model::NodeLock { name: lock.clone(), since_ms: Some(now_ms) });
@@ -605,7 +605,7 @@ mod tests {
             ..Default::default()
         };
         let d = Decisions {
-            binds: vec![Bind { pod: a, node: n1, annotations: Default::default(), node_lock: None }],
+            binds: vec![Bind::new(a, n1)],
             evictions: vec![Eviction { pod: b, reason: "preempt".into() }],
             pod_groups: vec![PodGroupStatus {
                 group: pg,

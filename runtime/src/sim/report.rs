@@ -189,7 +189,7 @@ impl CycleReport {
                 .map(|b| PodNode {
                     pod: pod_name(c, b.pod),
                     node: node_name(c, b.node),
-                    annotations: b.annotations.clone().into_iter().collect(),
+                    annotations: (*b.annotations).clone().into_iter().collect(),
                 })
                 .collect(),
             evictions: d.evictions.iter().map(|e| EvictionReport { pod: pod_name(c, e.pod), reason: e.reason.clone() }).collect(),
@@ -236,8 +236,8 @@ impl CycleReport {
                 .map(|e| EventReport {
                     pod_group: group_name(c, e.group),
                     kind: e.kind.to_string(),
-                    reason: e.reason.clone(),
-                    message: e.message.clone(),
+                    reason: e.reason.to_string(),
+                    message: e.message.to_string(),
                 })
                 .collect(),
             skipped: d.skipped.iter().map(|(g, r)| SkippedReport { pod_group: group_name(c, *g), reason: r.clone() }).collect(),
