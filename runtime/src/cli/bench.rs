@@ -15,7 +15,7 @@ use super::bench_plot;
 use super::bench_sweep::{SweepPoint, DEFAULT_REPEAT};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::framework::Session;
-use basalt_core::scheduler::run_cycle_in;
+use basalt_core::scheduler::{run_cycle_in, CyclePhase};
 use basalt_core::workload::{generate_into, Churn, Variant, WorkloadSpec};
 use basalt_core::{Cluster, CycleOptions};
 use clap::{Args, ValueEnum};
@@ -184,6 +184,11 @@ pub struct BenchReport {
     /// say): what the cycle costs regardless of how busy the machine's other cores were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycle_cpu_ms: Option<f64>,
+    /// That cycle split at its phases, milliseconds: session open (tables built and plugins
+    /// opened), the actions, session close (plugins closed and the decisions built). Absent
+    /// from reports written before the split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle_phases_ms: Option<CyclePhasesMs>,
     /// Pods bound by the cycle.
     pub pods_bound: usize,
     /// Pods bound per second of cycle time.
@@ -217,6 +222,35 @@ pub struct BenchReport {
     pub plain_pods_bound: Option<usize>,
 }
 
+/// A cycle's wall time by phase ([`BenchReport::cycle_phases_ms`]), milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CyclePhasesMs {
+    /// Session open: tables built, every plugin opened.
+    pub open: f64,
+    /// The conf's actions, in order.
+    pub actions: f64,
+    /// Session close: every plugin closed, the decisions built.
+    pub close: f64,
+}
+
+impl CyclePhasesMs {
+    /// Times `run` (a cycle that reports its phases to the observer it is given) by phase.
+    fn measure<T>(run: impl FnOnce(&mut dyn FnMut(CyclePhase)) -> T) -> (T, CyclePhasesMs) {
+        let start = Instant::now();
+        let (mut opened, mut acted) = (None, None);
+        let out = run(&mut |ph| match ph {
+            CyclePhase::Opened => opened = Some(start.elapsed()),
+            CyclePhase::ActionDone(_) => acted = Some(start.elapsed()),
+            _ => {}
+        });
+        let end = start.elapsed();
+        let opened = opened.unwrap_or(end);
+        let acted = acted.unwrap_or(opened);
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        (out, CyclePhasesMs { open: ms(opened), actions: ms(acted - opened), close: ms(end - acted) })
+    }
+}
+
 impl BenchReport {
     /// The report as one readable line (times in ms, peak RSS in MiB).
     pub fn text_line(&self) -> String {
@@ -240,7 +274,16 @@ impl BenchReport {
             ),
             _ => String::new(),
         };
-        let cycle_cpu = cpu(self.cycle_cpu_ms);
+        let cycle_cpu = match (self.cycle_cpu_ms, self.cycle_phases_ms) {
+            (c, Some(p)) => format!(
+                " ({}open {:.1}, actions {:.1}, close {:.1} ms)",
+                c.map(|c| format!("{c:.0} ms CPU; ")).unwrap_or_default(),
+                p.open,
+                p.actions,
+                p.close
+            ),
+            (c, None) => cpu(c),
+        };
         format!(
             "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms{cycle_cpu}, {} bound, {:.0} pods/s{sampled}{plain}, peak RSS {} MiB",
             self.nodes,
@@ -422,7 +465,8 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         drop(open);
         arena.reset();
         let (t, cpu) = (Instant::now(), process_cpu_ms());
-        let d = run_cycle_in(&arena, &cluster, &conf, &opts);
+        let (d, phases) =
+            CyclePhasesMs::measure(|observe| basalt_core::scheduler::run_cycle_observed(&arena, &cluster, &conf, &opts, observe));
         let cycle_ms = t.elapsed().as_secs_f64() * 1e3;
         let cycle_cpu_ms = process_cpu_ms().zip(cpu).map(|(b, a)| b - a);
         let bound = d.binds.len();
@@ -457,6 +501,7 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             layout_patch_ms: change.patch_ms,
             change_deltas: change.deltas,
             cycle_ms,
+            cycle_phases_ms: Some(phases),
             pods_bound: bound,
             pods_per_s: if cycle_ms > 0.0 { bound as f64 / (cycle_ms / 1e3) } else { 0.0 },
             peak_rss_bytes: peak_rss_bytes(),

@@ -454,6 +454,7 @@ mod tests {
             pods_bound: nodes * 10,
             pods_per_s: 0.0,
             cycle_cpu_ms: None,
+            cycle_phases_ms: None,
             sampled_cycle_ms: None,
             sampled_cycle_cpu_ms: None,
             sampled_pods_bound: None,

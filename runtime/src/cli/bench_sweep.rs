@@ -114,6 +114,7 @@ mod tests {
             pods_bound: 1000,
             pods_per_s: 0.0,
             cycle_cpu_ms: None,
+            cycle_phases_ms: None,
             sampled_cycle_ms: None,
             sampled_cycle_cpu_ms: None,
             sampled_pods_bound: None,
