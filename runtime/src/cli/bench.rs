@@ -15,7 +15,7 @@ use super::bench_plot;
 use super::bench_sweep::{SweepPoint, DEFAULT_REPEAT};
 use basalt_core::conf::SchedulerConf;
 use basalt_core::framework::Session;
-use basalt_core::scheduler::{run_cycle_in, CyclePhase};
+use basalt_core::scheduler::{run_cycle_in, run_cycle_observed, CyclePhase};
 use basalt_core::workload::{generate_into, Churn, Variant, WorkloadSpec};
 use basalt_core::{Cluster, CycleOptions};
 use clap::{Args, ValueEnum};
@@ -465,8 +465,7 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         drop(open);
         arena.reset();
         let (t, cpu) = (Instant::now(), process_cpu_ms());
-        let (d, phases) =
-            CyclePhasesMs::measure(|observe| basalt_core::scheduler::run_cycle_observed(&arena, &cluster, &conf, &opts, observe));
+        let (d, phases) = CyclePhasesMs::measure(|observe| run_cycle_observed(&arena, &cluster, &conf, &opts, observe));
         let cycle_ms = t.elapsed().as_secs_f64() * 1e3;
         let cycle_cpu_ms = process_cpu_ms().zip(cpu).map(|(b, a)| b - a);
         let bound = d.binds.len();
@@ -699,6 +698,25 @@ fn finish(args: &BenchArgs, reports: &[SweepPoint]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use basalt_core::conf::ActionKind;
+
+    /// The split hands the run's value back; a run that reports no phase is all open, and one
+    /// that reports its phases in order splits into non-negative parts (times are not asserted).
+    #[test]
+    fn cycle_phases_follow_the_reported_phases() {
+        let (v, p) = CyclePhasesMs::measure(|_| 7);
+        assert_eq!(v, 7);
+        assert_eq!((p.actions, p.close), (0.0, 0.0));
+        assert!(p.open >= 0.0);
+        let (_, p) = CyclePhasesMs::measure(|observe| {
+            observe(CyclePhase::TablesBuilt);
+            observe(CyclePhase::Opened);
+            observe(CyclePhase::ActionDone(ActionKind::Enqueue));
+            observe(CyclePhase::ActionDone(ActionKind::Allocate));
+            observe(CyclePhase::Closed);
+        });
+        assert!(p.open >= 0.0 && p.actions >= 0.0 && p.close >= 0.0, "{p:?}");
+    }
 
     #[test]
     fn nodes_list_parses_and_names_the_bad_item() {
