@@ -199,8 +199,10 @@ fn bind_node_lock(s: &State<'_>, t: TaskIdx) -> Option<String> {
     Some(name.to_string())
 }
 
-/// Builds the cycle's decisions from a closed session.
-pub(super) fn decisions(s: &State<'_>) -> Decisions {
+/// Builds the cycle's decisions from a closed session, with the conditions the plugins wrote
+/// per job (taken out of [`super::notes::CloseNotes::job_condition`], `jobs` long or empty for
+/// none).
+pub(super) fn decisions(s: &State<'_>, mut job_condition: Vec<Option<PodGroupCondition>>) -> Decisions {
     let mut out = Decisions {
         binds: s
             .binds
@@ -240,20 +242,21 @@ pub(super) fn decisions(s: &State<'_>) -> Decisions {
     }
     for j in (0..s.jobs.len).map(|i| JobIdx(i as u32)) {
         let rec = s.jobs.rec[j.ix()];
-        let cond = s.notes.job_condition[j.ix()].as_ref();
-        let unschedulable_now = cond.is_some_and(|c| c.kind == "Unschedulable" && c.status == "True");
+        let cond = job_condition.get_mut(j.ix()).and_then(Option::take);
+        let unschedulable_now = cond.as_ref().is_some_and(|c| c.kind == "Unschedulable" && c.status == "True");
         let phase = phase_of(s, j, unschedulable_now);
-        let mut conditions = rec.spec.conditions.clone();
+        let mut conditions = Vec::with_capacity(rec.spec.conditions.len() + usize::from(cond.is_some()));
+        conditions.extend(rec.spec.conditions.iter().cloned());
         let mut cond_changed = false;
         if let Some(c) = cond {
             match conditions.iter_mut().find(|x| x.kind == c.kind) {
                 Some(x) => {
-                    cond_changed = !same_condition(x, c);
-                    *x = c.clone();
+                    cond_changed = !same_condition(x, &c);
+                    *x = c;
                 }
                 None => {
                     cond_changed = true;
-                    conditions.push(c.clone());
+                    conditions.push(c);
                 }
             }
         }
