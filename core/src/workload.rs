@@ -12,6 +12,10 @@ use crate::rng::SeededRng;
 pub enum Variant {
     /// Every gang job's pods share one template (identical replicas).
     Identical,
+    /// Every pod of every job has the same request (1 CPU, 2 GiB): one task class, where
+    /// `identical` draws one of 16 requests per job. It separates what a bind costs outside the
+    /// class trees from what 16 classes add (issue 29).
+    Uniform,
     /// Every pod has its own request.
     Distinct,
     /// Half of the jobs select one of 8 node label groups.
@@ -39,10 +43,11 @@ pub enum Variant {
 pub const TOPOLOGY_FANOUT: [usize; 3] = [16, 8, 8];
 
 impl Variant {
-    /// Parses `identical|distinct|selectors|taints|anti-affinity`.
+    /// Parses `identical|uniform|distinct|selectors|taints|anti-affinity|topology|subgroups`.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "identical" => Variant::Identical,
+            "uniform" => Variant::Uniform,
             "distinct" => Variant::Distinct,
             "selectors" => Variant::Selectors,
             "taints" => Variant::Taints,
@@ -57,6 +62,7 @@ impl Variant {
     pub fn name(self) -> &'static str {
         match self {
             Variant::Identical => "identical",
+            Variant::Uniform => "uniform",
             Variant::Distinct => "distinct",
             Variant::Selectors => "selectors",
             Variant::Taints => "taints",
@@ -196,6 +202,7 @@ fn push_job(out: &mut impl FnMut(Delta), rng: &mut SeededRng, spec: &WorkloadSpe
     }));
     let cpu = 500 * (1 + rng.below(4) as i64);
     let mem = GIB * (1 + rng.below(4) as i64);
+    let (cpu, mem) = if spec.variant == Variant::Uniform { (1000, 2 * GIB) } else { (cpu, mem) };
     for i in 0..size {
         let (c, m) = if spec.variant == Variant::Distinct {
             (100 + rng.below(2000) as i64, GIB / 4 + rng.below(4096) as i64 * (1 << 20))
