@@ -96,6 +96,12 @@ pub struct BenchArgs {
     /// Live-change rounds timed for `session_open_after_change_ms` (the median is reported).
     #[arg(long, default_value_t = 5, conflicts_with = "from_json")]
     pub change_rounds: usize,
+    /// Cycles timed on the same cluster copy, one after the other in this process, each a
+    /// fresh session as a live scheduler's cycles are: the first is `cycle_ms` (the first
+    /// cycle after start), the median of the others `steady_cycle_ms` (a cycle of a scheduler
+    /// that has run before, whose allocator holds the memory the previous cycle freed).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100), conflicts_with = "from_json")]
+    pub cycles: u64,
     /// Read the points of an earlier `--sweep ... --output json` from this file instead of
     /// measuring; prints them and the fits, and draws --plot.
     #[arg(long, value_name = "FILE")]
@@ -189,6 +195,16 @@ pub struct BenchReport {
     /// from reports written before the split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycle_phases_ms: Option<CyclePhasesMs>,
+    /// With `--cycles N` (N ≥ 2): the median of cycles 2..N on the same cluster copy, in the
+    /// same process after the first, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_cycle_ms: Option<f64>,
+    /// The phases of the cycle whose time is `steady_cycle_ms`, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_cycle_phases_ms: Option<CyclePhasesMs>,
+    /// How many cycles `steady_cycle_ms` is the median of (N − 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_cycles: Option<usize>,
     /// Pods bound by the cycle.
     pub pods_bound: usize,
     /// Pods bound per second of cycle time.
@@ -284,8 +300,18 @@ impl BenchReport {
             ),
             (c, None) => cpu(c),
         };
+        let steady = match (self.steady_cycle_ms, self.steady_cycle_phases_ms, self.steady_cycles) {
+            (Some(ms), Some(p), Some(k)) => format!(
+                "; steady cycle {ms:.1} ms (open {:.1}, actions {:.1}, close {:.1} ms; median of cycles 2–{})",
+                p.open,
+                p.actions,
+                p.close,
+                k + 1
+            ),
+            _ => String::new(),
+        };
         format!(
-            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms{cycle_cpu}, {} bound, {:.0} pods/s{sampled}{plain}, peak RSS {} MiB",
+            "{} nodes, {} pods ({}), {} thread(s): session open {:.1} ms unchanged, {:.1} ms after a 1 % change (patch {:.1} ms, {} deltas), {:.1} ms cold; cycle {:.1} ms{cycle_cpu}{steady}, {} bound, {:.0} pods/s{sampled}{plain}, peak RSS {} MiB",
             self.nodes,
             self.pods,
             self.variant,
@@ -342,7 +368,7 @@ fn parse_variants(list: &str) -> Result<Vec<Variant>, String> {
         .map(|v| {
             Variant::parse(v.trim()).ok_or_else(|| {
                 format!(
-                    "--variant '{}': expected identical, distinct, selectors, taints, anti-affinity, topology or subgroups (or volumes or devices alone)",
+                    "--variant '{}': expected identical, uniform, distinct, selectors, taints, anti-affinity, topology or subgroups (or volumes or devices alone)",
                     v.trim()
                 )
             })
@@ -470,6 +496,20 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
         let cycle_cpu_ms = process_cpu_ms().zip(cpu).map(|(b, a)| b - a);
         let bound = d.binds.len();
         drop(d);
+        // Later cycles on the same copy, as a live scheduler runs them.
+        let mut steady: Vec<(f64, CyclePhasesMs)> = (1..args.cycles)
+            .map(|_| {
+                arena.reset();
+                let t = Instant::now();
+                let (d, phases) = CyclePhasesMs::measure(|observe| run_cycle_observed(&arena, &cluster, &conf, &opts, observe));
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                drop(d);
+                (ms, phases)
+            })
+            .collect();
+        steady.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let steady_cycles = steady.len();
+        let steady = steady.get(steady_cycles / 2).copied();
         // The same cycle with node sampling, on the same (unchanged) cluster copy.
         let sampled = args.sampled_conf(&conf).map(|sconf| {
             arena.reset();
@@ -501,6 +541,9 @@ fn single(args: &BenchArgs, variant: Variant) -> u8 {
             change_deltas: change.deltas,
             cycle_ms,
             cycle_phases_ms: Some(phases),
+            steady_cycle_ms: steady.map(|x| x.0),
+            steady_cycle_phases_ms: steady.map(|x| x.1),
+            steady_cycles: steady.map(|_| steady_cycles),
             pods_bound: bound,
             pods_per_s: if cycle_ms > 0.0 { bound as f64 / (cycle_ms / 1e3) } else { 0.0 },
             peak_rss_bytes: peak_rss_bytes(),
@@ -579,7 +622,8 @@ fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant
         .args(["--nodes", &nodes.to_string(), "--pods", &(nodes * args.pods_per_node).to_string()])
         .args(["--gang", &args.gang.to_string(), "--queues", &args.queues.to_string()])
         .args(["--variant", variant.name(), "--seed", &args.seed.to_string(), "--output", "json"])
-        .args(["--change-rounds", &args.change_rounds.to_string()]);
+        .args(["--change-rounds", &args.change_rounds.to_string()])
+        .args(["--cycles", &args.cycles.to_string()]);
     if let Some(t) = args.threads {
         cmd.args(["--threads", &t.to_string()]);
     }

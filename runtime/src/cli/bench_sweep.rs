@@ -68,6 +68,18 @@ impl SweepPoint {
         let mut report = base.clone();
         report.cycle_ms = cycle;
         report.session_open_ms = open;
+        // The steady cycle's median over the runs that measured one, with the phases of the
+        // run nearest to it.
+        let steady: Vec<&BenchReport> = runs.iter().filter(|r| r.steady_cycle_ms.is_some()).collect();
+        if let Some(m) = median(&steady.iter().filter_map(|r| r.steady_cycle_ms).collect::<Vec<_>>()) {
+            let near = steady.iter().min_by(|a, b| {
+                let d = |r: &&&BenchReport| (r.steady_cycle_ms.unwrap_or(m) - m).abs();
+                d(a).total_cmp(&d(b))
+            });
+            report.steady_cycle_ms = Some(m);
+            report.steady_cycle_phases_ms = near.and_then(|r| r.steady_cycle_phases_ms);
+            report.steady_cycles = near.and_then(|r| r.steady_cycles);
+        }
         report.pods_per_s = if cycle > 0.0 { report.pods_bound as f64 / (cycle / 1e3) } else { 0.0 };
         report.peak_rss_bytes = runs.iter().map(|r| r.peak_rss_bytes).max().unwrap_or(0);
         let (cycle_ms_min, cycle_ms_max) = min_max(runs.iter().map(|r| r.cycle_ms));
@@ -98,6 +110,7 @@ impl SweepPoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::bench::CyclePhasesMs;
 
     fn run(cycle_ms: f64, session_open_ms: f64, rss: u64) -> BenchReport {
         BenchReport {
@@ -115,6 +128,9 @@ mod tests {
             pods_per_s: 0.0,
             cycle_cpu_ms: None,
             cycle_phases_ms: None,
+            steady_cycle_ms: None,
+            steady_cycle_phases_ms: None,
+            steady_cycles: None,
             sampled_cycle_ms: None,
             sampled_cycle_cpu_ms: None,
             sampled_pods_bound: None,
@@ -139,6 +155,30 @@ mod tests {
         assert!((p.report.pods_per_s - 1000.0 / 0.012).abs() < 1e-6);
         assert!(p.text_line().ends_with("; median of 3 runs: cycle 10.0–90.0 ms, session open 1.0–3.0 ms"), "{}", p.text_line());
         assert_eq!(SweepPoint::from_runs(&[]), None);
+    }
+
+    /// The steady cycle's median is over the runs that measured one, its phases and count are
+    /// the nearest run's, and the line names it; runs without it leave it absent.
+    #[test]
+    fn the_steady_cycle_is_the_median_of_the_runs_that_measured_it() {
+        let steady = |cycle_ms: f64, steady_ms: f64| {
+            let mut r = run(cycle_ms, 1.0, 1);
+            r.steady_cycle_ms = Some(steady_ms);
+            r.steady_cycle_phases_ms = Some(CyclePhasesMs { open: 1.0, actions: steady_ms - 2.0, close: 1.0 });
+            r.steady_cycles = Some(2);
+            r
+        };
+        let p = SweepPoint::from_runs(&[steady(20.0, 9.0), run(30.0, 1.0, 1), steady(25.0, 40.0), steady(21.0, 11.0)]).unwrap();
+        assert_eq!(p.report.steady_cycle_ms, Some(11.0), "median of 9, 11 and 40; the run without one is not counted");
+        assert_eq!(p.report.steady_cycle_phases_ms.map(|x| x.actions), Some(9.0), "the phases of the run at the median");
+        assert!(
+            p.text_line().contains("; steady cycle 11.0 ms (open 1.0, actions 9.0, close 1.0 ms; median of cycles 2–3)"),
+            "{}",
+            p.text_line()
+        );
+        let p = SweepPoint::from_runs(&[run(10.0, 1.0, 1), run(12.0, 1.0, 1)]).unwrap();
+        assert_eq!(p.report.steady_cycle_ms, None);
+        assert!(!p.text_line().contains("steady"), "{}", p.text_line());
     }
 
     #[test]
