@@ -6,8 +6,8 @@
 //!
 //! `--sweep 1000,5000,10000` repeats the run at each node count, each in a child process of the
 //! same binary (`basalt bench --nodes N ... --output json`): every size gets a fresh cluster and
-//! its own honest peak RSS; `--repeat R` runs each size R times and keeps the median and the
-//! spread ([`super::bench_sweep`]). The points can be drawn with `--plot FILE.svg` (cycle time and
+//! its own honest peak RSS; `--repeat R` runs each size R times, in R rounds that run every
+//! size once, and keeps the median and the spread ([`super::bench_sweep`]). The points can be drawn with `--plot FILE.svg` (cycle time and
 //! session open against cluster size, log-log, with power-law fits; see [`super::bench_plot`]),
 //! and a saved JSON array can be drawn again with `--from-json FILE` without measuring.
 
@@ -84,8 +84,8 @@ pub struct BenchArgs {
     /// size and the fitted growth cycle_ms = c · (nodes/1000)^b.
     #[arg(long, value_name = "NODES_LIST", conflicts_with = "from_json")]
     pub sweep: Option<String>,
-    /// With --sweep: runs per size (each a fresh process); the median is reported and fitted,
-    /// with the smallest and largest run beside it.
+    /// With --sweep: runs per size (each a fresh process), in rounds that run every size once;
+    /// the median is reported and fitted, with the smallest and largest run beside it.
     #[arg(long, value_name = "R", default_value_t = DEFAULT_REPEAT as u64, value_parser = clap::value_parser!(u64).range(1..=100), requires = "sweep")]
     pub repeat: u64,
     /// Draw cycle time and session open (ms, log scale) against cluster size (nodes, log scale)
@@ -651,8 +651,8 @@ fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant
     serde_json::from_slice(&out.stdout).map_err(|e| format!("the run at {what} printed no report: {e}"))
 }
 
-/// `--sweep`: every variant at every size, `--repeat` child processes each, summarised as a
-/// [`SweepPoint`]. A run that fails is reported and left out (a size with no run left is
+/// `--sweep`: every variant at every size, `--repeat` child processes each (in rounds that run
+/// every size once), summarised as a [`SweepPoint`]. A run that fails is reported and left out (a size with no run left is
 /// skipped); the others are still printed and plotted, and the exit code is 1.
 fn sweep(args: &BenchArgs, sizes: &[usize], variants: &[Variant]) -> u8 {
     // A bad conf fails here once rather than in every child.
@@ -670,26 +670,30 @@ fn sweep(args: &BenchArgs, sizes: &[usize], variants: &[Variant]) -> u8 {
     let progress = args.output == BenchOutput::Json && std::io::stderr().is_terminal();
     let mut reports = Vec::with_capacity(sizes.len() * variants.len());
     let mut failed = false;
-    for &variant in variants {
-        for &nodes in sizes {
-            let mut runs = Vec::new();
-            for _ in 0..args.repeat {
-                match measure_in_child(&exe, args, nodes, variant) {
-                    Ok(r) => runs.push(r),
-                    Err(e) => {
-                        eprintln!("error: --sweep: {e}");
-                        failed = true;
-                    }
+    // The runs take turns: each round runs every variant at every size once, so a machine
+    // whose speed drifts during the sweep (other work on the host) moves every size alike
+    // instead of only the sizes measured while it lasted.
+    let points: Vec<(Variant, usize)> = variants.iter().flat_map(|&v| sizes.iter().map(move |&n| (v, n))).collect();
+    let mut runs: Vec<Vec<BenchReport>> = vec![Vec::new(); points.len()];
+    for _ in 0..args.repeat {
+        for (i, &(variant, nodes)) in points.iter().enumerate() {
+            match measure_in_child(&exe, args, nodes, variant) {
+                Ok(r) => runs[i].push(r),
+                Err(e) => {
+                    eprintln!("error: --sweep: {e}");
+                    failed = true;
                 }
             }
-            let Some(p) = SweepPoint::from_runs(&runs) else { continue };
-            if args.output == BenchOutput::Text {
-                println!("{}", p.text_line());
-            } else if progress {
-                eprintln!("{}", p.text_line());
-            }
-            reports.push(p);
         }
+    }
+    for runs in &runs {
+        let Some(p) = SweepPoint::from_runs(runs) else { continue };
+        if args.output == BenchOutput::Text {
+            println!("{}", p.text_line());
+        } else if progress {
+            eprintln!("{}", p.text_line());
+        }
+        reports.push(p);
     }
     if args.output == BenchOutput::Json {
         println!("{}", serde_json::to_string_pretty(&reports).unwrap_or_default());
