@@ -97,9 +97,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5, conflicts_with = "from_json")]
     pub change_rounds: usize,
     /// Cycles timed on the same cluster copy, one after the other in this process, each a
-    /// fresh session as a live scheduler's cycles are: the first is `cycle_ms` (the first
-    /// cycle after start), the median of the others `steady_cycle_ms` (a cycle of a scheduler
-    /// that has run before, whose allocator holds the memory the previous cycle freed).
+    /// fresh session as a live scheduler's cycles are. The first is `cycle_ms` (the first
+    /// cycle after start). The median of the others is `steady_cycle_ms`: a cycle of a
+    /// scheduler that has run before, whose allocator holds the memory the previous cycle
+    /// freed (of an even number, the slower middle one, so that its phases are one cycle's).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100), conflicts_with = "from_json")]
     pub cycles: u64,
     /// Read the points of an earlier `--sweep ... --output json` from this file instead of
@@ -195,8 +196,9 @@ pub struct BenchReport {
     /// from reports written before the split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycle_phases_ms: Option<CyclePhasesMs>,
-    /// With `--cycles N` (N ≥ 2): the median of cycles 2..N on the same cluster copy, in the
-    /// same process after the first, milliseconds.
+    /// With `--cycles N` (N ≥ 2): the median of cycles 2..N (of an even number, the slower
+    /// middle one) on the same cluster copy, in the same process after the first,
+    /// milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_cycle_ms: Option<f64>,
     /// The phases of the cycle whose time is `steady_cycle_ms`, milliseconds.
