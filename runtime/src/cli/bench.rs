@@ -304,11 +304,11 @@ impl BenchReport {
         };
         let steady = match (self.steady_cycle_ms, self.steady_cycle_phases_ms, self.steady_cycles) {
             (Some(ms), Some(p), Some(k)) => format!(
-                "; steady cycle {ms:.1} ms (open {:.1}, actions {:.1}, close {:.1} ms; median of cycles 2–{})",
+                "; steady cycle {ms:.1} ms (open {:.1}, actions {:.1}, close {:.1} ms; {})",
                 p.open,
                 p.actions,
                 p.close,
-                k + 1
+                if k == 1 { "cycle 2".to_string() } else { format!("median of cycles 2–{}", k + 1) }
             ),
             _ => String::new(),
         };

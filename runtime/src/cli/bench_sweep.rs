@@ -176,6 +176,13 @@ mod tests {
             "{}",
             p.text_line()
         );
+        let mut one = steady(20.0, 9.0);
+        one.steady_cycles = Some(1);
+        assert!(
+            one.text_line().contains("close 1.0 ms; cycle 2)"),
+            "one later cycle is named, not a median: {}",
+            one.text_line()
+        );
         let p = SweepPoint::from_runs(&[run(10.0, 1.0, 1), run(12.0, 1.0, 1)]).unwrap();
         assert_eq!(p.report.steady_cycle_ms, None);
         assert!(!p.text_line().contains("steady"), "{}", p.text_line());
