@@ -10,7 +10,7 @@ use crate::framework::k8s::PodCtx;
 use crate::framework::Session;
 use crate::intern::Sym;
 use crate::model::PodGroupPhase;
-use crate::select::class_cache::{ClassCache, Pick};
+use crate::select::class_cache::{Classes, Pick};
 use crate::select::nodes::{best_node, candidate_group, predicate_nodes, NodeScan};
 use crate::session::fit::FitErrors;
 use crate::session::statement::Statement;
@@ -59,9 +59,7 @@ pub fn execute(ssn: &mut Session<'_>) {
     }
 
     let mut scan = NodeScan::new(ssn.state.nodes.len, use_cache);
-    let opts = ssn.state.options();
-    let limit = opts.class_limit.unwrap_or_else(|| crate::select::class_cache::max_classes(ssn.state.nodes.len));
-    let mut classes = opts.class_cache.then(|| ClassCache::with_limit(limit));
+    let mut classes = Classes::for_session(ssn.state.options(), ssn.state.nodes.len);
     // Jobs with a network topology or sub-groups take the HyperNode gradient path
     // (`allocate_topology`); `None` when the session has none.
     let mut topo = super::allocate_topology::TopoAlloc::prepare(ssn);
@@ -144,7 +142,7 @@ fn allocate_tasks<'a>(
     ssn: &mut Session<'a>,
     stmt: &mut Statement<'a>,
     scan: &mut NodeScan,
-    mut classes: Option<&mut ClassCache>,
+    mut classes: Option<&mut Classes>,
     tasks: &mut GoHeap<TaskIdx>,
     j: JobIdx,
     q: QueueIdx,

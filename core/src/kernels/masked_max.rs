@@ -11,6 +11,7 @@
 //! max-tree per mask was tried first: its updates, one more tree path per leaf change of the
 //! class, cost more than the reads they saved; docs/performance.md.)
 
+use crate::kernels::maxtree::Key;
 use crate::rng::SeededRng;
 
 /// A set of node rows (bit `n % 64` of word `n / 64` for node row `n`) with an identity:
@@ -35,7 +36,7 @@ impl NodeMask<'_> {
 /// ([`MaskedMax::update`]); reads the keys again ([`MaskedMax::best`]'s `key`) only after
 /// the last holder left or [`MaskedMax::invalidate`]. Two bits per node row.
 #[derive(Clone, Debug, Default)]
-pub struct MaskedMax {
+pub struct MaskedMax<K> {
     /// [`NodeMask::id`] of the mask.
     id: u64,
     /// Last use, on the owner's clock (for least-recently-used recycling).
@@ -45,14 +46,14 @@ pub struct MaskedMax {
     /// The mask's nodes whose key is `max` (none when `max` is 0).
     holders: Vec<u64>,
     /// The maximum key over the mask's nodes (0: none is a candidate).
-    max: u128,
+    max: K,
     /// How many bits `holders` has set.
     count: u32,
     /// `max` and `holders` must be read again from the keys.
     stale: bool,
 }
 
-impl MaskedMax {
+impl<K: Key> MaskedMax<K> {
     /// The summary of `mask`, to be read from the keys at the first [`MaskedMax::best`].
     pub fn new(mask: NodeMask<'_>) -> Self {
         MaskedMax {
@@ -60,7 +61,7 @@ impl MaskedMax {
             last_used: 0,
             bits: mask.bits.to_vec(),
             holders: vec![0; mask.bits.len()],
-            max: 0,
+            max: K::ZERO,
             count: 0,
             stale: true,
         }
@@ -74,7 +75,7 @@ impl MaskedMax {
     /// Node row `n`'s key is now `key` (nothing when the mask does not hold `n`). O(1), or
     /// O(words) when `key` is a new maximum.
     #[inline]
-    pub fn update(&mut self, n: usize, key: u128) {
+    pub fn update(&mut self, n: usize, key: K) {
         let (w, bit) = (n / 64, 1u64 << (n % 64));
         if self.stale || self.bits.get(w).is_none_or(|b| b & bit == 0) {
             return;
@@ -85,7 +86,7 @@ impl MaskedMax {
             self.holders[w] = bit;
             (self.max, self.count) = (key, 1);
         } else if key == self.max {
-            if !held && key != 0 {
+            if !held && key != K::ZERO {
                 self.holders[w] |= bit;
                 self.count += 1;
             }
@@ -108,11 +109,11 @@ impl MaskedMax {
     /// `rng` only when several hold it, uniformly by position in scan order). `None` when
     /// every key in the mask is 0. Reads the keys of the mask's nodes when the summary is
     /// stale; `key` must give the keys [`MaskedMax::update`] was last told.
-    pub fn best(&mut self, start: usize, key: impl Fn(usize) -> u128, rng: &mut SeededRng) -> Option<usize> {
+    pub fn best(&mut self, start: usize, key: impl Fn(usize) -> K, rng: &mut SeededRng) -> Option<usize> {
         if self.stale {
             self.read(key);
         }
-        if self.max == 0 {
+        if self.max == K::ZERO {
             return None;
         }
         let mut k = if self.count > 1 { rng.below(self.count as usize) } else { 0 };
@@ -138,8 +139,8 @@ impl MaskedMax {
     }
 
     /// Reads the maximum and its holders from the keys.
-    fn read(&mut self, key: impl Fn(usize) -> u128) {
-        let (mut max, mut count) = (0u128, 0u32);
+    fn read(&mut self, key: impl Fn(usize) -> K) {
+        let (mut max, mut count) = (K::ZERO, 0u32);
         for (w, &bits) in self.bits.iter().enumerate() {
             let mut b = bits;
             let mut held = 0u64;
@@ -152,7 +153,7 @@ impl MaskedMax {
                     self.holders[..w].iter_mut().for_each(|h| *h = 0);
                     (max, count, held) = (k, 0, 0);
                 }
-                if k == max && k != 0 {
+                if k == max && k != K::ZERO {
                     held |= 1 << i;
                     count += 1;
                 }

@@ -4,8 +4,8 @@
 //! it, how many leaves below are non-zero), so 10,000 nodes need 5 levels and a leaf update
 //! recomputes at most one contiguous run of [`ARITY`] entries per level, stopping at the first
 //! level that does not change. Contiguous runs are what the memory system serves fast: a binary
-//! tree over the same leaves misses cache on nearly every level. Keys are `u128`; key 0 means
-//! "no candidate" and is never counted.
+//! tree over the same leaves misses cache on nearly every level. Keys are unsigned integers
+//! ([`Key`]: `u64` or `K`); key 0 means "no candidate" and is never counted.
 //!
 //! The range queries serve Volcano's node sampling (volcano-behaviour.md §2 allocate,
 //! `numNodesToFind`): the window of a sampled scan is the leaves from a rotating start up to the
@@ -23,6 +23,22 @@
 use crate::kernels::bits::Bits;
 use crate::kernels::holders::Holders;
 
+/// A tree key: an unsigned integer whose order is the order of preference; 0 (`ZERO`) means
+/// "no candidate". `u64` halves a tree's memory against `K` (a leaf and an inner entry's
+/// maximum are the tree's bulk), for users whose keys fit in 64 bits.
+pub trait Key: Copy + Ord + Default + std::fmt::Debug + std::ops::BitXor<Output = Self> + 'static {
+    /// The key of no candidate.
+    const ZERO: Self;
+}
+
+impl Key for u64 {
+    const ZERO: Self = 0;
+}
+
+impl Key for u128 {
+    const ZERO: Self = 0;
+}
+
 /// Children per inner entry. 8 rather than 16: at 10,000 nodes / 100,000 pods (`sampling_ab`
 /// under cachegrind) the cycle runs 8 % fewer instructions and 3 % fewer L1 data misses, the
 /// same last-level misses, with and without sampling; 4 runs more instructions than 8
@@ -36,8 +52,8 @@ const RIGHT_RUNS: usize = 11;
 /// One level: per entry, the maximum below it, how many leaves hold that maximum, and how many
 /// leaves below it are non-zero.
 #[derive(Clone, Debug, Default)]
-struct Level {
-    max: Vec<u128>,
+struct Level<K> {
+    max: Vec<K>,
     count: Vec<u32>,
     nonzero: Vec<u32>,
     /// Entries whose summary is stale (lazy mode, [`MaxTree::set_lazy`]); a dirty entry's
@@ -47,20 +63,20 @@ struct Level {
     dirty: Bits,
 }
 
-impl Level {
+impl<K: Key> Level<K> {
     fn new(len: usize) -> Self {
-        Level { max: vec![0; len], count: vec![0; len], nonzero: vec![0; len], dirty: Bits::new(len) }
+        Level { max: vec![K::ZERO; len], count: vec![0; len], nonzero: vec![0; len], dirty: Bits::new(len) }
     }
 
     /// The (maximum, count, non-zero) over entries `g*ARITY .. (g+1)*ARITY`. Always inlined: a
     /// call per level of [`MaxTree::set`] costs the full-scan cycle about 5 % more instructions.
     #[inline(always)]
-    fn summarise(&self, g: usize) -> (u128, u32, u32) {
+    fn summarise(&self, g: usize) -> (K, u32, u32) {
         let lo = g * ARITY;
         let hi = (lo + ARITY).min(self.max.len());
         let max = &self.max[lo..hi];
         let count = &self.count[lo..hi];
-        let m = max.iter().copied().max().unwrap_or(0);
+        let m = max.iter().copied().max().unwrap_or(K::ZERO);
         let mut c = 0;
         for (x, k) in max.iter().zip(count) {
             c += if *x == m { *k } else { 0 };
@@ -69,7 +85,7 @@ impl Level {
     }
 
     #[inline]
-    fn store(&mut self, g: usize, (m, c, nz): (u128, u32, u32)) -> bool {
+    fn store(&mut self, g: usize, (m, c, nz): (K, u32, u32)) -> bool {
         if self.max[g] == m && self.count[g] == c && self.nonzero[g] == nz {
             return false;
         }
@@ -83,17 +99,17 @@ impl Level {
 /// The (maximum, count, non-zero) over leaves `g*ARITY .. (g+1)*ARITY`; a leaf counts 1 when it
 /// is non-zero, so leaves need no count column.
 #[inline(always)]
-fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32, u32) {
+fn summarise_leaves<K: Key>(leaves: &[K], g: usize) -> (K, u32, u32) {
     let lo = g * ARITY;
     let run = &leaves[lo..(lo + ARITY).min(leaves.len())];
-    let m = run.iter().copied().max().unwrap_or(0);
-    if m == 0 {
-        return (0, 0, 0);
+    let m = run.iter().copied().max().unwrap_or(K::ZERO);
+    if m == K::ZERO {
+        return (K::ZERO, 0, 0);
     }
     let (mut c, mut nz) = (0, 0);
     for &x in run {
         c += u32::from(x == m);
-        nz += u32::from(x != 0);
+        nz += u32::from(x != K::ZERO);
     }
     (m, c, nz)
 }
@@ -101,11 +117,11 @@ fn summarise_leaves(leaves: &[u128], g: usize) -> (u128, u32, u32) {
 /// Entries `lo..hi` of one tier (leaves in tier 0), all children of one entry above or the
 /// root tier, with the maximum below them and how many leaves below hold it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Piece {
+struct Piece<K> {
     tier: u8,
     lo: u32,
     hi: u32,
-    max: u128,
+    max: K,
     count: u32,
 }
 
@@ -113,30 +129,30 @@ struct Piece {
 /// tier), with the run's maximum and how many leaves hold it: the window of a sampled scan
 /// ([`MaxTree::extend_window`]). Reused between picks, so it allocates only while it grows.
 #[derive(Clone, Debug, Default)]
-pub struct Window {
-    pieces: Vec<Piece>,
+pub struct Window<K> {
+    pieces: Vec<Piece<K>>,
     /// The maximum key over the window (0: every leaf is 0, or the window is empty).
-    pub max: u128,
+    pub max: K,
     /// How many leaves of the window hold `max` (0 when `max` is 0).
     pub ties: u32,
 }
 
-impl Window {
+impl<K: Key> Window<K> {
     /// Empties the window.
     pub fn clear(&mut self) {
         self.pieces.clear();
-        (self.max, self.ties) = (0, 0);
+        (self.max, self.ties) = (K::ZERO, 0);
     }
 
     /// Adds the next piece in leaf order. Only the pieces holding the window's maximum so far
     /// are kept: a pick never looks at the others.
     #[inline]
-    fn push(&mut self, p: Piece) {
+    fn push(&mut self, p: Piece<K>) {
         if p.max > self.max {
             self.pieces.clear();
             (self.max, self.ties) = (p.max, p.count);
             self.pieces.push(p);
-        } else if p.max == self.max && p.max != 0 {
+        } else if p.max == self.max && p.max != K::ZERO {
             self.ties += p.count;
             self.pieces.push(p);
         }
@@ -145,18 +161,18 @@ impl Window {
 
 /// Max-tree over `len` leaves.
 #[derive(Clone, Debug, Default)]
-pub struct MaxTree {
+pub struct MaxTree<K> {
     len: usize,
     /// The leaf keys.
-    leaves: Vec<u128>,
+    leaves: Vec<K>,
     /// Inner levels, bottom up; the last has one entry, the root.
-    levels: Vec<Level>,
+    levels: Vec<Level<K>>,
     /// How many leaves are non-zero (kept by every leaf write, so it holds in lazy mode too).
     nonzero: u32,
     /// Lazy mode: [`MaxTree::set`] marks the entries above a leaf stale instead of fixing them.
     lazy: bool,
     /// The maximum and its holders, while `top_valid` ([`MaxTree::top`] refills them).
-    top_max: u128,
+    top_max: K,
     holders: Holders,
     top_valid: bool,
     /// Scratch of [`MaxTree::refill_top`]'s walk (tier, entry), kept so a refill allocates
@@ -164,10 +180,10 @@ pub struct MaxTree {
     stack: Vec<(usize, usize)>,
 }
 
-impl MaxTree {
+impl<K: Key> MaxTree<K> {
     /// A tree of `len` leaves, all 0.
     pub fn new(len: usize) -> Self {
-        let leaves = vec![0; len.max(1)];
+        let leaves = vec![K::ZERO; len.max(1)];
         let mut levels = vec![Level::new(leaves.len().div_ceil(ARITY))];
         while levels.last().map_or(0, |l| l.max.len()) > 1 {
             let below = levels.last().map_or(0, |l| l.max.len());
@@ -179,7 +195,7 @@ impl MaxTree {
             levels,
             nonzero: 0,
             lazy: false,
-            top_max: 0,
+            top_max: K::ZERO,
             holders: Holders::default(),
             top_valid: false,
             stack: Vec::new(),
@@ -194,10 +210,10 @@ impl MaxTree {
             *self = MaxTree::new(len);
             self.lazy = lazy;
         } else {
-            self.leaves.iter_mut().for_each(|x| *x = 0);
+            self.leaves.iter_mut().for_each(|x| *x = K::ZERO);
             self.nonzero = 0;
             for l in &mut self.levels {
-                l.max.iter_mut().for_each(|x| *x = 0);
+                l.max.iter_mut().for_each(|x| *x = K::ZERO);
                 l.count.iter_mut().for_each(|x| *x = 0);
                 l.nonzero.iter_mut().for_each(|x| *x = 0);
                 l.dirty.clear();
@@ -220,9 +236,9 @@ impl MaxTree {
 
     /// Sets leaf `i` without fixing the levels above (call [`MaxTree::rebuild`] after a batch).
     #[inline]
-    pub fn set_raw(&mut self, i: usize, v: u128) {
+    pub fn set_raw(&mut self, i: usize, v: K) {
         self.top_valid = false;
-        self.nonzero = self.nonzero + u32::from(v != 0) - u32::from(self.leaves[i] != 0);
+        self.nonzero = self.nonzero + u32::from(v != K::ZERO) - u32::from(self.leaves[i] != K::ZERO);
         self.leaves[i] = v;
     }
 
@@ -231,9 +247,9 @@ impl MaxTree {
     /// where the sets one by one would wait for each in turn (at 100,000 leaves nearly every
     /// leaf a class re-evaluates has left the cache since its last change).
     pub fn warm(&self, idx: &[u32]) {
-        let mut acc = 0u128;
+        let mut acc = K::ZERO;
         for &i in idx {
-            acc ^= self.leaves[i as usize];
+            acc = acc ^ self.leaves[i as usize];
         }
         std::hint::black_box(acc);
     }
@@ -249,7 +265,7 @@ impl MaxTree {
 
     /// The key of leaf `i`.
     #[inline]
-    pub fn get(&self, i: usize) -> u128 {
+    pub fn get(&self, i: usize) -> K {
         self.leaves[i]
     }
 
@@ -330,12 +346,12 @@ impl MaxTree {
     /// Sets leaf `i` to `v` and fixes the levels above, stopping where nothing changes; in
     /// lazy mode ([`MaxTree::set_lazy`]) marks them stale instead, stopping at the first that
     /// already is.
-    pub fn set(&mut self, i: usize, v: u128) {
+    pub fn set(&mut self, i: usize, v: K) {
         let old = self.leaves[i];
         if old == v {
             return;
         }
-        self.nonzero = self.nonzero + u32::from(v != 0) - u32::from(old != 0);
+        self.nonzero = self.nonzero + u32::from(v != K::ZERO) - u32::from(old != K::ZERO);
         self.leaves[i] = v;
         if self.top_valid {
             self.keep_top(i, old, v);
@@ -367,14 +383,14 @@ impl MaxTree {
     /// Keeps the maximum's holders exact across leaf `i` changing from `old` to `v`; drops
     /// them when the last holder leaves (the new maximum is then found in the tree).
     #[inline]
-    fn keep_top(&mut self, i: usize, old: u128, v: u128) {
+    fn keep_top(&mut self, i: usize, old: K, v: K) {
         if v > self.top_max {
             self.holders.clear();
             self.top_max = v;
             self.holders.insert(i);
             return;
         }
-        if self.top_max == 0 {
+        if self.top_max == K::ZERO {
             return;
         }
         if old == self.top_max {
@@ -393,11 +409,11 @@ impl MaxTree {
         self.clean_all();
         let (max, _) = match self.levels.last() {
             Some(root) => (root.max[0], root.count[0]),
-            None => (0, 0),
+            None => (K::ZERO, 0),
         };
         self.top_max = max;
         self.holders.reset(self.leaves.len());
-        if max != 0 {
+        if max != K::ZERO {
             let mut stack = std::mem::take(&mut self.stack);
             stack.push((self.levels.len(), 0usize));
             while let Some((tier, i)) = stack.pop() {
@@ -420,7 +436,7 @@ impl MaxTree {
 
     /// The maximum and how many leaves hold it ((0, 0) when every leaf is 0); in lazy mode
     /// too (the kept holders answer, or the tree is cleaned and they are refilled).
-    pub fn top(&mut self) -> (u128, u32) {
+    pub fn top(&mut self) -> (K, u32) {
         if !self.top_valid {
             self.refill_top();
         }
@@ -443,7 +459,7 @@ impl MaxTree {
     /// [`MaxTree::kth_max`] by walking the tree (the kept holders' check); not in lazy mode.
     #[cfg(test)]
     fn kth_max_by_walk(&self, mut k: u32) -> usize {
-        let target = self.levels.last().map_or(0, |r| r.max[0]);
+        let target = self.levels.last().map_or(K::ZERO, |r| r.max[0]);
         let mut g = 0;
         for l in (0..self.levels.len() - 1).rev() {
             let level = &self.levels[l];
@@ -483,7 +499,7 @@ impl MaxTree {
     /// the window's maximum and ties (over the runs of entries covering exactly the window);
     /// [`MaxTree::kth_max_in_window`] then picks among them without walking the range again.
     /// In lazy mode, call [`MaxTree::clean_range`] over `lo..hi` first.
-    pub fn extend_window(&self, lo: usize, hi: usize, k: u32, w: &mut Window) -> Result<usize, u32> {
+    pub fn extend_window(&self, lo: usize, hi: usize, k: u32, w: &mut Window<K>) -> Result<usize, u32> {
         let end = self.kth_nonzero(lo, hi, k);
         self.for_each_run(lo, end.map_or(hi, |e| e + 1), |tier, a, b| {
             let (m, c) = self.run_max(tier, a, b);
@@ -525,7 +541,7 @@ impl MaxTree {
     #[inline]
     fn entry_nonzero(&self, tier: usize, i: usize) -> u32 {
         if tier == 0 {
-            u32::from(self.leaves[i] != 0)
+            u32::from(self.leaves[i] != K::ZERO)
         } else {
             self.levels[tier - 1].nonzero[i]
         }
@@ -535,7 +551,7 @@ impl MaxTree {
     #[inline]
     fn run_nonzero(&self, tier: usize, a: usize, b: usize) -> u32 {
         if tier == 0 {
-            self.leaves[a..b].iter().map(|&v| u32::from(v != 0)).sum()
+            self.leaves[a..b].iter().map(|&v| u32::from(v != K::ZERO)).sum()
         } else {
             self.levels[tier - 1].nonzero[a..b].iter().sum()
         }
@@ -544,16 +560,16 @@ impl MaxTree {
     /// The maximum below entries `a..b` of tier `tier` and how many leaves below them hold it
     /// ((0, 0) when all are 0).
     #[inline]
-    fn run_max(&self, tier: usize, a: usize, b: usize) -> (u128, u32) {
+    fn run_max(&self, tier: usize, a: usize, b: usize) -> (K, u32) {
         if tier == 0 {
             let run = &self.leaves[a..b];
-            let m = run.iter().copied().max().unwrap_or(0);
-            let c = if m == 0 { 0 } else { run.iter().map(|&v| u32::from(v == m)).sum() };
+            let m = run.iter().copied().max().unwrap_or(K::ZERO);
+            let c = if m == K::ZERO { 0 } else { run.iter().map(|&v| u32::from(v == m)).sum() };
             return (m, c);
         }
         let l = &self.levels[tier - 1];
         let max = &l.max[a..b];
-        let m = max.iter().copied().max().unwrap_or(0);
+        let m = max.iter().copied().max().unwrap_or(K::ZERO);
         let mut c = 0;
         for (x, n) in max.iter().zip(&l.count[a..b]) {
             c += if *x == m { *n } else { 0 };
@@ -563,9 +579,9 @@ impl MaxTree {
 
     /// The leaf index of the `k`-th (0-based, in window order) leaf of `w` holding the window's
     /// maximum; `None` when `k` is not below [`Window::ties`].
-    pub fn kth_max_in_window(&self, w: &Window, mut k: u32) -> Option<usize> {
+    pub fn kth_max_in_window(&self, w: &Window<K>, mut k: u32) -> Option<usize> {
         let target = w.max;
-        if target == 0 {
+        if target == K::ZERO {
             return None;
         }
         for p in &w.pieces {
@@ -608,10 +624,10 @@ impl MaxTree {
 
     /// (maximum, count of it, non-zero leaves) of entry `i` of tier `tier`.
     #[inline]
-    fn piece(&self, tier: usize, i: usize) -> (u128, u32, u32) {
+    fn piece(&self, tier: usize, i: usize) -> (K, u32, u32) {
         if tier == 0 {
             let v = self.leaves[i];
-            let nz = u32::from(v != 0);
+            let nz = u32::from(v != K::ZERO);
             (v, nz, nz)
         } else {
             let l = &self.levels[tier - 1];
@@ -715,7 +731,7 @@ mod tests {
 
     #[test]
     fn max_count_and_kth_follow_updates() {
-        let mut t = MaxTree::new(5);
+        let mut t = MaxTree::<u128>::new(5);
         for (i, v) in [3, 7, 7, 1, 7].into_iter().enumerate() {
             t.set(i, v);
         }
@@ -727,22 +743,28 @@ mod tests {
         t.set(3, 9);
         assert_eq!(t.top(), (9, 1));
         assert_eq!(t.kth_max(0), 3);
-        let mut e = MaxTree::new(3);
+        let mut e = MaxTree::<u64>::new(3);
         assert_eq!(e.top().1, 0);
     }
 
     /// Against a plain scan, over sizes that give one, two and three inner levels and partial
-    /// last groups, with few distinct values so ties are common; both update paths.
+    /// last groups, with few distinct values so ties are common; both update paths; both key
+    /// widths.
     #[test]
     fn agrees_with_a_plain_scan() {
+        agrees::<u64>();
+        agrees::<u128>();
+    }
+
+    fn agrees<K: Key + From<u8>>() {
         let mut rng = SeededRng::new(7);
         for (len, lazy) in [1, 2, 15, 16, 17, 255, 256, 257, 1000, 5000].into_iter().flat_map(|l| [(l, false), (l, true)]) {
-            let mut plain = vec![0u128; len];
-            let mut t = MaxTree::new(len);
+            let mut plain = vec![K::ZERO; len];
+            let mut t = MaxTree::<K>::new(len);
             t.set_lazy(lazy);
             for step in 0..3000 {
                 let i = rng.below(len);
-                let v = rng.below(5) as u128;
+                let v = K::from(rng.below(5) as u8);
                 plain[i] = v;
                 if step % 500 == 499 {
                     t.set_raw(i, v);
@@ -751,8 +773,8 @@ mod tests {
                     t.set(i, v);
                 }
                 // The kept holders answer in lazy mode without cleaning.
-                let m = plain.iter().copied().max().unwrap_or(0);
-                let holders: Vec<usize> = (0..len).filter(|&j| m != 0 && plain[j] == m).collect();
+                let m = plain.iter().copied().max().unwrap_or(K::ZERO);
+                let holders: Vec<usize> = (0..len).filter(|&j| m != K::ZERO && plain[j] == m).collect();
                 assert_eq!(t.top(), (m, holders.len() as u32), "len {len} lazy {lazy} step {step}");
                 if !holders.is_empty() {
                     let k = rng.below(holders.len());
@@ -775,25 +797,30 @@ mod tests {
     /// maximum, ties and k-th holder against a plain scan of the same leaves, for random ranges
     /// (empty, single-leaf, crossing group and level borders, whole tree) after random updates,
     /// with few distinct values so ties and zeros are common; eagerly and in lazy mode, where
-    /// only the queried range is fixed before each query.
+    /// only the queried range is fixed before each query; both key widths.
     #[test]
     fn windows_agree_with_a_plain_scan() {
+        windows_agree::<u64>();
+        windows_agree::<u128>();
+    }
+
+    fn windows_agree<K: Key + From<u8>>() {
         let mut rng = SeededRng::new(11);
         let mut w = Window::default();
         for (len, lazy) in [1, 2, 15, 16, 17, 255, 256, 257, 4097, 5000].into_iter().flat_map(|l| [(l, false), (l, true)]) {
-            let mut plain = vec![0u128; len];
-            let mut t = MaxTree::new(len);
+            let mut plain = vec![K::ZERO; len];
+            let mut t = MaxTree::<K>::new(len);
             t.set_lazy(lazy);
             for step in 0..1500 {
                 let i = rng.below(len);
-                let v = rng.below(4) as u128;
+                let v = K::from(rng.below(4) as u8);
                 plain[i] = v;
                 t.set(i, v);
-                assert_eq!(t.nonzero() as usize, plain.iter().filter(|&&x| x != 0).count(), "len {len} step {step}");
+                assert_eq!(t.nonzero() as usize, plain.iter().filter(|&&x| x != K::ZERO).count(), "len {len} step {step}");
                 let a = rng.below(len + 1);
                 let b = if step % 7 == 0 { len } else { rng.below(len + 1) };
                 let (lo, hi) = (a.min(b), a.max(b));
-                let nonzero: Vec<usize> = (lo..hi).filter(|&j| plain[j] != 0).collect();
+                let nonzero: Vec<usize> = (lo..hi).filter(|&j| plain[j] != K::ZERO).collect();
                 let k = if step % 5 == 0 { u32::MAX as usize } else { rng.below(nonzero.len() + 2) };
                 let want = nonzero.get(k).copied().ok_or(nonzero.len() as u32);
                 w.clear();
@@ -805,8 +832,8 @@ mod tests {
                 assert_eq!(got, want, "len {len} {lo}..{hi} k {k}");
                 // The window covers exactly the leaves from `lo` through that one.
                 let end = got.map_or(hi, |p| p + 1);
-                let m = plain[lo..end].iter().copied().max().unwrap_or(0);
-                let holders: Vec<usize> = (lo..end).filter(|&j| m != 0 && plain[j] == m).collect();
+                let m = plain[lo..end].iter().copied().max().unwrap_or(K::ZERO);
+                let holders: Vec<usize> = (lo..end).filter(|&j| m != K::ZERO && plain[j] == m).collect();
                 assert_eq!((w.max, w.ties), (m, holders.len() as u32), "len {len} {lo}..{end}");
                 for (j, &h) in holders.iter().enumerate() {
                     assert_eq!(t.kth_max_in_window(&w, j as u32), Some(h), "len {len} {lo}..{end} tie {j}");
