@@ -68,10 +68,6 @@ const MASKED_MAX_PER_CLASS: usize = 8;
 /// PV's one-node masks would otherwise keep recycling them.
 const MASKED_MAX_MIN_NODES: usize = 64;
 
-/// Classes kept up to which a pick requests the picked node's leaf in every class
-/// ([`ClassCache::warm_picked`]); past it, only in the picking class.
-const WARM_ALL_CLASSES: usize = 32;
-
 /// What the class path decided for a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
@@ -586,22 +582,17 @@ impl<K: ClassKey> ClassCache<K> {
         pick
     }
 
-    /// Starts loading what the bind on `n` and every class's next look at `n` will read — the
-    /// node's table rows ([`State::warm_node`]) and its leaf in each class — so that their
-    /// cache misses overlap. At 100,000 nodes the picked node has not been touched for about
-    /// as many binds as there are nodes, and each of these reads would otherwise wait for
-    /// memory in turn (the class's own leaf at its very next pick, the others' when they pick).
-    /// With more than [`WARM_ALL_CLASSES`] classes kept only class `ci`'s (the picking one's)
-    /// leaf is requested: a hint per class per bind would then cost more than it saves.
+    /// Starts loading what the bind on `n` and the picking class's next look at `n` will read —
+    /// the node's table rows ([`State::warm_node`]) and class `ci`'s leaf of `n` — so that
+    /// their cache misses overlap. At 100,000 nodes the picked node has not been touched for
+    /// about as many binds as there are nodes, and each of these reads would otherwise wait for
+    /// memory in turn. The other classes' leaves of `n` are not requested here: each class
+    /// reads all the leaves it re-evaluates at once when it next picks ([`MaxTree::warm`]), and
+    /// a hint per class per bind (16 with the bench's 16 classes) made the cycle 7 % slower at
+    /// 100,000 nodes and 5 % at 10,000 (session 22, docs/performance.md).
     fn warm_picked(&self, s: &State<'_>, ci: usize, n: NodeIdx) {
         s.warm_node(n);
-        if self.classes.len() <= WARM_ALL_CLASSES {
-            for c in &self.classes {
-                c.tree.prefetch_leaf(n.ix());
-            }
-        } else {
-            self.classes[ci].tree.prefetch_leaf(n.ix());
-        }
+        self.classes[ci].tree.prefetch_leaf(n.ix());
     }
 
     /// The index in class `ci`'s masks' maxima of `mask`'s, added (to be read from the
