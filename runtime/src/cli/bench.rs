@@ -7,8 +7,9 @@
 //! `--sweep 1000,5000,10000` repeats the run at each node count, each in a child process of the
 //! same binary (`basalt bench --nodes N ... --output json`): every size gets a fresh cluster and
 //! its own honest peak RSS; `--repeat R` runs each size R times, in R rounds that run every
-//! size once, and keeps the median and the spread ([`super::bench_sweep`]). The points can be drawn with `--plot FILE.svg` (cycle time and
-//! session open against cluster size, log-log, with power-law fits; see [`super::bench_plot`]),
+//! size once, and keeps the median and the spread ([`super::bench_sweep`]). The points can be
+//! drawn with `--plot FILE.svg` (cycle time and session open against cluster size, log-log,
+//! with power-law fits; see [`super::bench_plot`]),
 //! and a saved JSON array can be drawn again with `--from-json FILE` without measuring.
 
 use super::bench_plot;
@@ -654,8 +655,9 @@ fn measure_in_child(exe: &Path, args: &BenchArgs, nodes: usize, variant: Variant
 }
 
 /// `--sweep`: every variant at every size, `--repeat` child processes each (in rounds that run
-/// every size once), summarised as a [`SweepPoint`]. A run that fails is reported and left out (a size with no run left is
-/// skipped); the others are still printed and plotted, and the exit code is 1.
+/// every size once), summarised as a [`SweepPoint`]. A run that fails is reported and left out
+/// (a size with no run left is skipped); the others are still printed and plotted, and the
+/// exit code is 1.
 fn sweep(args: &BenchArgs, sizes: &[usize], variants: &[Variant]) -> u8 {
     // A bad conf fails here once rather than in every child.
     if let Some(Err(e)) = args.conf.as_deref().map(super::simulate::read_conf) {
