@@ -129,6 +129,9 @@ pub struct ClassCache<K> {
     /// Class hashes met once: a class is built on its second task, so one-off tasks (all pods
     /// distinct) keep the plain scan and pay nothing extra.
     met_once: hashbrown::HashSet<u64>,
+    /// The nodes with a PreferNoSchedule taint, found at the first class built (a session's
+    /// nodes do not change while a cache lives): a class's check reads these, not every node.
+    prefer_tainted: Option<Vec<u32>>,
 }
 
 /// The class key's hash, with the cache's hasher (its seed varies between caches; decisions
@@ -136,7 +139,6 @@ pub struct ClassCache<K> {
 fn class_hash(b: &hashbrown::DefaultHashBuilder, s: &State<'_>, t: TaskIdx) -> u64 {
     let mut h = b.build_hasher();
     let rec = s.tasks.rec[t.ix()];
-    s.tasks.req(t, s.dims).hash(&mut h);
     s.tasks.req(t, s.dims).hash(&mut h);
     rec.spec.nonzero_cpu_milli.hash(&mut h);
     rec.spec.nonzero_memory_bytes.hash(&mut h);
@@ -150,7 +152,6 @@ fn class_hash(b: &hashbrown::DefaultHashBuilder, s: &State<'_>, t: TaskIdx) -> u
 fn same_class(s: &State<'_>, a: TaskIdx, b: TaskIdx) -> bool {
     let (x, y) = (s.tasks.rec[a.ix()], s.tasks.rec[b.ix()]);
     s.tasks.req(a, s.dims) == s.tasks.req(b, s.dims)
-        && s.tasks.req(a, s.dims) == s.tasks.req(b, s.dims)
         && x.spec.nonzero_cpu_milli == y.spec.nonzero_cpu_milli
         && x.spec.nonzero_memory_bytes == y.spec.nonzero_memory_bytes
         && x.c.node_selector == y.c.node_selector
@@ -194,11 +195,20 @@ fn forbidden_nodes<K: Key>(s: &State<'_>, t: TaskIdx, ctx: &PodCtx, out: &mut Ve
     true
 }
 
-/// Whether a PreferNoSchedule taint the class does not tolerate exists (its score would vary).
-fn untolerated_prefer_taint(s: &State<'_>, t: TaskIdx) -> bool {
+/// The nodes of `s` with at least one PreferNoSchedule taint, in node order.
+fn prefer_tainted_nodes(s: &State<'_>) -> Vec<u32> {
+    (0..s.nodes.len)
+        .filter(|&n| s.nodes.rec[n].taints.iter().any(|x| x.effect == TaintEffect::PreferNoSchedule))
+        .map(|n| n as u32)
+        .collect()
+}
+
+/// Whether one of `nodes` (those with a PreferNoSchedule taint, [`prefer_tainted_nodes`]) has a
+/// PreferNoSchedule taint task `t` does not tolerate (the class's score would vary with it).
+fn untolerated_prefer_taint(s: &State<'_>, t: TaskIdx, nodes: &[u32]) -> bool {
     let tols = &s.tasks.rec[t.ix()].c.tolerations;
-    (0..s.nodes.len).any(|n| {
-        s.nodes.rec[n].taints.iter().any(|x| {
+    nodes.iter().any(|&n| {
+        s.nodes.rec[n as usize].taints.iter().any(|x| {
             x.effect == TaintEffect::PreferNoSchedule
                 && !tols.iter().any(|tol| tol.effect.is_none_or(|e| e == TaintEffect::PreferNoSchedule) && tol.tolerates(x))
         })
@@ -648,7 +658,8 @@ impl<K: ClassKey> ClassCache<K> {
         if self.met_once.insert(h) {
             return None;
         }
-        let eligible = !untolerated_prefer_taint(s, t);
+        let tainted = self.prefer_tainted.get_or_insert_with(|| prefer_tainted_nodes(s));
+        let eligible = !untolerated_prefer_taint(s, t, tainted);
         let limit = if self.limit == 0 { max_classes(s.nodes.len) } else { self.limit };
         let slot = if self.classes.len() < limit {
             self.classes.push(Class {
