@@ -773,6 +773,50 @@ mod tests {
         assert_eq!(cc.classes.len(), 1);
     }
 
+    /// A PreferNoSchedule taint on one node that a template does not tolerate keeps its tasks
+    /// off the class path (the taint's score varies by node); tolerating it keeps them on. The
+    /// tainted nodes are found once, not per class.
+    #[test]
+    fn an_untolerated_prefer_no_schedule_taint_keeps_a_class_off() {
+        use crate::cluster::Delta;
+        use crate::model::{Taint, TaintEffect, Toleration, TolerationOp};
+        for tolerate in [false, true] {
+            let spec = WorkloadSpec { nodes: 50, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
+            let mut c = Cluster::new();
+            for d in generate(&spec) {
+                let d = match d {
+                    Delta::Node(mut n) if n.name == "node-00007" => {
+                        n.taints.push(Taint { key: "spot".into(), value: "yes".into(), effect: TaintEffect::PreferNoSchedule });
+                        Delta::Node(n)
+                    }
+                    Delta::Pod(mut p) if tolerate => {
+                        p.tolerations.push(Toleration {
+                            key: "spot".into(),
+                            op: TolerationOp::Exists,
+                            value: String::new(),
+                            effect: Some(TaintEffect::PreferNoSchedule),
+                        });
+                        Delta::Pod(p)
+                    }
+                    d => d,
+                };
+                c.apply(d).unwrap();
+            }
+            let conf = SchedulerConf::default();
+            let arena = bumpalo::Bump::new();
+            let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
+            let mut cc = ClassCache::<u64>::default();
+            let (_, picks) = picks_of_first_job(&mut ssn, &mut cc);
+            let node7 = (0..ssn.state.nodes.len).find(|&n| ssn.state.nodes.rec[n].spec.name == "node-00007").unwrap();
+            assert_eq!(cc.prefer_tainted, Some(vec![node7 as u32]), "tolerate {tolerate}");
+            if tolerate {
+                assert!(picks[1..].iter().all(|p| matches!(p, Pick::Node(_))), "{picks:?}");
+            } else {
+                assert!(picks.iter().all(|p| *p == Pick::Ineligible), "{picks:?}");
+            }
+        }
+    }
+
     /// Pods whose claims are bound to zonal disks (each its own ReadWriteOnce claim) stay on
     /// the class path and share their template's one class, each picking inside its disk's
     /// zone (the class mask): the claims used to send every such pod to the plain scan (10×
