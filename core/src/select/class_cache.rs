@@ -739,6 +739,15 @@ mod tests {
     use crate::workload::{generate, Variant, WorkloadSpec};
     use crate::CycleOptions;
 
+    /// The cluster of the seeded workload `spec`, each delta passed through `edit` first.
+    fn cluster_of(spec: &WorkloadSpec, mut edit: impl FnMut(crate::cluster::Delta) -> crate::cluster::Delta) -> Cluster {
+        let mut c = Cluster::new();
+        for d in generate(spec) {
+            c.apply(edit(d)).unwrap();
+        }
+        c
+    }
+
     /// The tasks of the session's first job and what the class cache picks for each, in order.
     fn picks_of_first_job(ssn: &mut Session<'_>, cc: &mut ClassCache<u64>) -> (Vec<TaskIdx>, Vec<Pick>) {
         let mut scan = NodeScan::new(ssn.state.nodes.len, true);
@@ -759,10 +768,7 @@ mod tests {
     #[test]
     fn tasks_of_one_template_share_a_class() {
         let spec = WorkloadSpec { nodes: 50, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
-        let mut c = Cluster::new();
-        for d in generate(&spec) {
-            c.apply(d).unwrap();
-        }
+        let c = cluster_of(&spec, |d| d);
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
         let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
@@ -782,26 +788,22 @@ mod tests {
         use crate::model::{Taint, TaintEffect, Toleration, TolerationOp};
         for tolerate in [false, true] {
             let spec = WorkloadSpec { nodes: 50, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
-            let mut c = Cluster::new();
-            for d in generate(&spec) {
-                let d = match d {
-                    Delta::Node(mut n) if n.name == "node-00007" => {
-                        n.taints.push(Taint { key: "spot".into(), value: "yes".into(), effect: TaintEffect::PreferNoSchedule });
-                        Delta::Node(n)
-                    }
-                    Delta::Pod(mut p) if tolerate => {
-                        p.tolerations.push(Toleration {
-                            key: "spot".into(),
-                            op: TolerationOp::Exists,
-                            value: String::new(),
-                            effect: Some(TaintEffect::PreferNoSchedule),
-                        });
-                        Delta::Pod(p)
-                    }
-                    d => d,
-                };
-                c.apply(d).unwrap();
-            }
+            let c = cluster_of(&spec, |d| match d {
+                Delta::Node(mut n) if n.name == "node-00007" => {
+                    n.taints.push(Taint { key: "spot".into(), value: "yes".into(), effect: TaintEffect::PreferNoSchedule });
+                    Delta::Node(n)
+                }
+                Delta::Pod(mut p) if tolerate => {
+                    p.tolerations.push(Toleration {
+                        key: "spot".into(),
+                        op: TolerationOp::Exists,
+                        value: String::new(),
+                        effect: Some(TaintEffect::PreferNoSchedule),
+                    });
+                    Delta::Pod(p)
+                }
+                d => d,
+            });
             let conf = SchedulerConf::default();
             let arena = bumpalo::Bump::new();
             let mut ssn = Session::open(&arena, &c, &conf, &CycleOptions::default(), &crate::plugins::REGISTRY);
@@ -825,10 +827,7 @@ mod tests {
     fn pods_with_bound_zonal_claims_share_a_class_per_zone() {
         use crate::workload_volumes::{zonal, VolumeMix, ZONE};
         let spec = WorkloadSpec { nodes: 60, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
-        let mut c = Cluster::new();
-        for d in generate(&spec) {
-            c.apply(d).unwrap();
-        }
+        let mut c = cluster_of(&spec, |d| d);
         zonal(&mut c, VolumeMix { every: 1, ..VolumeMix::default() });
         let conf = SchedulerConf::default();
         let arena = bumpalo::Bump::new();
@@ -880,10 +879,7 @@ mod tests {
     fn masks_maxima_pick_what_the_mask_scan_picks() {
         use crate::workload_volumes::{zonal, VolumeMix};
         let spec = WorkloadSpec { nodes: 300, pods: 600, gang: 10, queues: 1, variant: Variant::Identical, seed: 5 };
-        let mut c = Cluster::new();
-        for d in generate(&spec) {
-            c.apply(d).unwrap();
-        }
+        let mut c = cluster_of(&spec, |d| d);
         zonal(&mut c, VolumeMix { every: 2, ..VolumeMix::default() });
         let conf = SchedulerConf::default();
         let mut caches =
@@ -903,10 +899,7 @@ mod tests {
     #[test]
     fn sampled_picks_stay_on_the_class_path_and_move_the_start() {
         let spec = WorkloadSpec { nodes: 50, pods: 40, gang: 10, queues: 1, variant: Variant::Identical, seed: 2 };
-        let mut c = Cluster::new();
-        for d in generate(&spec) {
-            c.apply(d).unwrap();
-        }
+        let c = cluster_of(&spec, |d| d);
         let mut conf = SchedulerConf::default();
         conf.options.percentage_nodes_to_find = 0;
         conf.options.minimum_feasible_nodes = 10;
